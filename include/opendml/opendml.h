@@ -1,0 +1,134 @@
+/* opendml: the C ABI.
+ *
+ * DirectML's lifecycle without Direct3D (SPEC.md section 5):
+ *
+ *   odml_device_create("cpu" | "cuda" | "cuda:N")
+ *   odml_operator_create(device, &DML_OPERATOR_DESC, feature level)   validates the descriptor
+ *   odml_operator_compile(op)                                         plans once; sizes the regions
+ *   odml_compiled_operator_initialize(compiled, bindings, stream)     once, before executing
+ *   odml_compiled_operator_execute(compiled, bindings, stream)        any number of times
+ *
+ * Every function returns an odml_status; when it is not ODML_STATUS_SUCCESS,
+ * odml_last_error_message() tells why, on the calling thread. A failed call changes nothing: no
+ * handle is returned and no output is written.
+ *
+ * Buffers are plain addresses: host memory for the CPU device, device memory (cudaMalloc, or
+ * odml_device_allocate) for a CUDA device. Streams are cudaStream_t values passed as void*; the CPU
+ * device runs synchronously and ignores them. */
+#ifndef OPENDML_OPENDML_H
+#define OPENDML_OPENDML_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "opendml/directml.h"
+#include "opendml/export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum odml_status {
+  ODML_STATUS_SUCCESS = 0,
+  /* The caller broke a rule: a descriptor, a binding or an argument is invalid (DirectML's
+   * E_INVALIDARG). */
+  ODML_STATUS_INVALID_ARGUMENT = 1,
+  /* A valid request that this build or this device cannot carry out. */
+  ODML_STATUS_UNSUPPORTED = 2,
+  ODML_STATUS_OUT_OF_MEMORY = 3,
+  /* The device or its driver failed (a CUDA error). */
+  ODML_STATUS_DEVICE_FAILURE = 4
+} odml_status;
+
+/* "SUCCESS", "INVALID_ARGUMENT", ... */
+OPENDML_API const char* odml_status_name(odml_status status);
+
+/* The message of the most recent opendml call on this thread: empty when it succeeded. Valid until
+ * the thread's next opendml call. */
+OPENDML_API const char* odml_last_error_message(void);
+
+/* ---- Devices ---------------------------------------------------------------------------------- */
+
+typedef struct odml_device_s* odml_device;
+
+/* name: "cpu", "cuda" (the current CUDA device) or "cuda:N". */
+OPENDML_API odml_status odml_device_create(const char* name, odml_device* device);
+/* Operators keep their device alive: destroying the handle early is safe. Null is ignored. */
+OPENDML_API void odml_device_destroy(odml_device device);
+/* A printable name, such as "cpu (2 threads)" or "cuda:0 (NVIDIA H100 80GB HBM3)". */
+OPENDML_API const char* odml_device_name(odml_device device);
+
+/* Memory on the device, for callers that don't manage it themselves. Allocations are aligned to
+ * 256 bytes. The copies are synchronous with the host. */
+OPENDML_API odml_status odml_device_allocate(odml_device device, uint64_t size_in_bytes, void** data);
+OPENDML_API odml_status odml_device_free(odml_device device, void* data);
+OPENDML_API odml_status odml_device_upload(odml_device device, void* device_dst, const void* host_src,
+                                           uint64_t size_in_bytes);
+OPENDML_API odml_status odml_device_download(odml_device device, void* host_dst, const void* device_src,
+                                             uint64_t size_in_bytes);
+/* Waits for the work queued on stream (null: the default stream) to finish. */
+OPENDML_API odml_status odml_device_synchronize(odml_device device, void* stream);
+
+/* ---- Operators -------------------------------------------------------------------------------- */
+
+typedef struct odml_operator_s* odml_operator;
+typedef struct odml_compiled_operator_s* odml_compiled_operator;
+
+/* Validates desc against feature_level (0 means the highest, DML_FEATURE_LEVEL_6_4). The
+ * descriptor is copied: it may be freed once the call returns. */
+OPENDML_API odml_status odml_operator_create(odml_device device, const DML_OPERATOR_DESC* desc,
+                                             DML_FEATURE_LEVEL feature_level, odml_operator* op);
+OPENDML_API void odml_operator_destroy(odml_operator op);
+
+/* Plans the operator for its device. The compiled operator is independent of op. */
+OPENDML_API odml_status odml_operator_compile(odml_operator op, odml_compiled_operator* compiled);
+OPENDML_API void odml_compiled_operator_destroy(odml_compiled_operator compiled);
+
+typedef struct odml_binding_properties {
+  uint32_t input_count; /* tensors in binding order (SPEC.md section 1) */
+  uint32_t output_count;
+  uint64_t temporary_size_in_bytes;  /* bind at least this much at initialize and execute */
+  uint64_t persistent_size_in_bytes; /* bind the same region at initialize and every execute */
+} odml_binding_properties;
+
+OPENDML_API odml_status odml_compiled_operator_get_binding_properties(odml_compiled_operator compiled,
+                                                                      odml_binding_properties* properties);
+
+/* A region of a buffer: data null means "not bound". */
+typedef struct odml_buffer_binding {
+  void* data;
+  uint64_t size_in_bytes;
+} odml_buffer_binding;
+
+/* The regions a call binds. At execute: every input not flagged DML_TENSOR_FLAG_OWNED_BY_DML, every
+ * output, and the temporary and persistent regions when their sizes are not zero. At initialize:
+ * exactly the inputs flagged DML_TENSOR_FLAG_OWNED_BY_DML (input_count 0 when there are none), no
+ * outputs, and the temporary and persistent regions. */
+typedef struct odml_bindings {
+  const odml_buffer_binding* inputs;
+  uint32_t input_count;
+  const odml_buffer_binding* outputs;
+  uint32_t output_count;
+  odml_buffer_binding temporary;
+  odml_buffer_binding persistent;
+} odml_bindings;
+
+/* Prepares the persistent region; call it once before the first execute, and again to prepare
+ * another persistent region. Stream-ordered on a CUDA device. */
+OPENDML_API odml_status odml_compiled_operator_initialize(odml_compiled_operator compiled,
+                                                          const odml_bindings* bindings, void* stream);
+
+/* Runs the operator. On a CUDA device it is asynchronous on stream: no allocation, no host
+ * synchronisation, and it can be captured in a CUDA graph. A compiled operator may be executed
+ * from several threads at once, each with its own temporary region. */
+OPENDML_API odml_status odml_compiled_operator_execute(odml_compiled_operator compiled, const odml_bindings* bindings,
+                                                       void* stream);
+
+/* The implementation that compile chose, such as "cpu.strided_copy" or "cuda.rows". */
+OPENDML_API const char* odml_compiled_operator_implementation(odml_compiled_operator compiled);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OPENDML_OPENDML_H */

@@ -1,0 +1,19 @@
+// The CPU backend: the reference every other backend is compared with. Simple and obviously
+// right; OpenMP spreads large operators over every core.
+#pragma once
+
+#include <memory>
+
+#include "backends/device.h"
+
+namespace opendml {
+
+class CpuDevice;
+
+std::shared_ptr<Device> make_cpu_device();
+
+// The kernels (cpu_copy.cpp, cpu_nonzero.cpp).
+std::unique_ptr<Kernel> make_cpu_copy_kernel(const CopyPlan& plan, const CpuDevice& device);
+std::unique_ptr<Kernel> make_cpu_nonzero_kernel(const NonzeroPlan& plan, const CpuDevice& device);
+
+}  // namespace opendml

@@ -1,0 +1,35 @@
+#include "backends/device.h"
+
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "backends/cpu/cpu_device.h"
+#include "backends/cuda/cuda_device.h"
+
+namespace opendml {
+
+bool verbose() {
+  static const bool on = [] {
+    const char* v = std::getenv("OPENDML_VERBOSE");
+    return v != nullptr && std::strcmp(v, "0") != 0 && *v != '\0';
+  }();
+  return on;
+}
+
+void log_verbose(const std::string& line) { std::fprintf(stderr, "opendml: %s\n", line.c_str()); }
+
+Result<std::shared_ptr<Device>> open_device(std::string_view name) {
+  if (name == "cpu") return make_cpu_device();
+  if (name == "cuda") return make_cuda_device(-1);
+  if (name.starts_with("cuda:")) {
+    const std::string_view digits = name.substr(5);
+    int ordinal = -1;
+    const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), ordinal);
+    if (error == std::errc() && end == digits.data() + digits.size() && ordinal >= 0) return make_cuda_device(ordinal);
+  }
+  return invalid_argument("device name '", name, "' is not one of cpu, cuda, cuda:N");
+}
+
+}  // namespace opendml

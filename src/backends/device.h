@@ -1,0 +1,87 @@
+// What a backend provides: a Device that owns memory and compiles plans into Kernels, each kernel
+// chosen from the backend's ordered list of implementations (fastest first; the first that accepts
+// the plan wins). Set OPENDML_VERBOSE=1 to print each choice and why the faster ones declined.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "core/status.h"
+#include "ops/plan.h"
+
+namespace opendml {
+
+struct ExecuteArgs {
+  std::span<const std::byte* const> inputs;  // one per input slot (owned inputs point into persistent)
+  std::span<std::byte* const> outputs;       // one per output slot
+  std::byte* temporary = nullptr;            // Kernel::temporary_bytes() bytes, 256-aligned
+  const std::byte* persistent = nullptr;     // Kernel::persistent_bytes() bytes, filled by initialize
+  void* stream = nullptr;                    // cudaStream_t on CUDA devices
+};
+
+// A plan compiled for one device. Execute is const and keeps no state, so one kernel may run
+// from several threads at once.
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  virtual uint64_t temporary_bytes() const { return 0; }
+  virtual uint64_t persistent_bytes() const { return 0; }
+  virtual Status initialize(std::byte* /*persistent*/, void* /*stream*/) const { return {}; }
+  virtual Status execute(const ExecuteArgs& args) const = 0;
+};
+
+struct CompiledKernel {
+  std::unique_ptr<Kernel> kernel;
+  const char* implementation = "";  // "cpu.copy", "cuda.rows", ...
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual const std::string& name() const = 0;
+  virtual Result<CompiledKernel> compile(const Plan& plan) const = 0;
+
+  virtual Result<void*> allocate(uint64_t bytes) const = 0;  // 256-byte aligned
+  virtual Status free(void* data) const = 0;
+  virtual Status upload(void* dst, const void* host_src, uint64_t bytes) const = 0;
+  virtual Status download(void* host_dst, const void* src, uint64_t bytes) const = 0;
+  // Device-to-device, stream-ordered (initialize copies OWNED_BY_DML inputs with it).
+  virtual Status copy(void* dst, const void* src, uint64_t bytes, void* stream) const = 0;
+  virtual Status synchronize(void* stream) const = 0;
+};
+
+// "cpu", "cuda", "cuda:N".
+Result<std::shared_ptr<Device>> open_device(std::string_view name);
+
+// One way to run plans of type P on devices of type D. `declines` says why it cannot run a plan,
+// or returns "" when it can.
+template <class P, class D>
+struct Implementation {
+  const char* name;
+  std::string (*declines)(const P& plan, const D& device);
+  std::unique_ptr<Kernel> (*create)(const P& plan, const D& device);
+};
+
+bool verbose();  // OPENDML_VERBOSE is set to something other than 0
+void log_verbose(const std::string& line);
+
+// The first implementation of `list` that accepts plan.
+template <class P, class D, size_t N>
+Result<CompiledKernel> choose_implementation(const Implementation<P, D> (&list)[N], const P& plan, const D& device) {
+  std::string reasons;
+  for (const Implementation<P, D>& impl : list) {
+    const std::string why = impl.declines(plan, device);
+    if (why.empty()) {
+      if (verbose()) log_verbose(cat(device.name(), ": ", impl.name, " chosen"));
+      return CompiledKernel{impl.create(plan, device), impl.name};
+    }
+    if (verbose()) log_verbose(cat(device.name(), ": ", impl.name, " declined: ", why));
+    reasons += cat(reasons.empty() ? "" : "; ", impl.name, ": ", why);
+  }
+  return unsupported(device.name(), " has no implementation for this operator (", reasons, ")");
+}
+
+}  // namespace opendml

@@ -1,0 +1,76 @@
+// Plans: what compile hands a backend. They are backend-independent and hold no pointers: the
+// tensors are named by their binding slot (the index into the operator's inputs or outputs).
+#pragma once
+
+#include <cstdint>
+#include <variant>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace opendml {
+
+// One strided copy between an input and an output over the same logical sizes. All quantities are
+// in units of `width` bytes: the planner widens the element to 2, 4, 8 or 16 bytes where the
+// innermost dimension is contiguous on both sides and every stride, offset and base alignment
+// allows it, so that kernels move whole vectors.
+// Invariants: rank >= 1, sizes coalesced (no size-1 dimension unless rank == 1); for every
+// logical coordinate c, input element src_offset + dot(c, src_strides) goes to output element
+// dst_offset + dot(c, dst_strides).
+struct CopyItem {
+  uint32_t input = 0;   // slot of the source among the operator's inputs
+  uint32_t output = 0;  // slot of the destination among the operator's outputs
+  uint32_t width = 1;   // bytes per moved element: 1, 2, 4, 8 or 16
+  uint32_t rank = 1;
+  Dims sizes{};
+  Dims src_strides{};
+  Dims dst_strides{};
+  uint64_t src_offset = 0;
+  uint64_t dst_offset = 0;
+
+  uint64_t element_count() const {
+    uint64_t n = 1;
+    for (uint32_t d = 0; d < rank; ++d) n *= sizes[d];
+    return n;
+  }
+  // The innermost dimension is contiguous on both sides.
+  bool inner_contiguous() const { return src_strides[rank - 1] == 1 && dst_strides[rank - 1] == 1; }
+};
+
+// JOIN and SPLIT: every element of the output(s) comes from exactly one copy item.
+struct CopyPlan {
+  uint32_t element_bytes = 0;  // of the operator's data type, before widening
+  std::vector<CopyItem> items;
+
+  uint64_t bytes() const {  // moved once in each direction
+    uint64_t n = 0;
+    for (const CopyItem& item : items) n += item.element_count() * item.width;
+    return n;
+  }
+};
+
+// NONZERO_COORDINATES over input slot 0, writing output slots 0 (count) and 1 (coordinates).
+struct NonzeroPlan {
+  uint32_t element_bytes = 0;  // 1, 2 or 4
+  uint32_t value_mask = 0;     // an element is non-zero when (bits & value_mask) != 0
+  uint64_t element_count = 0;  // M
+
+  // The input over its trailing N dimensions (the leading ones all have size 1): logical index i
+  // is the element at dot(unravel(i, sizes), strides), and its coordinates are unravel(i, sizes).
+  uint32_t rank = 0;  // N, the coordinate count of a row
+  Dims sizes{};
+  Dims strides{};
+
+  // The same input with dimensions coalesced, for reading only.
+  uint32_t read_rank = 0;
+  Dims read_sizes{};
+  Dims read_strides{};
+
+  // Coordinates: row m, column j is element m * row_stride + j * column_stride (UINT32).
+  uint64_t row_stride = 0;
+  uint64_t column_stride = 0;
+};
+
+using Plan = std::variant<CopyPlan, NonzeroPlan>;
+
+}  // namespace opendml
