@@ -112,6 +112,17 @@ void widen(CopyItem& item, uint32_t element_bytes, uint32_t alignment) {
     item.src_strides[d] /= k;
     item.dst_strides[d] /= k;
   }
+  // A row that became one vector leaves a dimension of size 1: coalesce again, so that narrow
+  // slices are a single strided dimension of vectors.
+  MultiView<2> view;
+  view.rank = item.rank;
+  view.sizes = item.sizes;
+  view.strides = {item.src_strides, item.dst_strides};
+  view.coalesce();
+  item.rank = view.rank;
+  item.sizes = view.sizes;
+  item.src_strides = view.strides[0];
+  item.dst_strides = view.strides[1];
 }
 
 }  // namespace
@@ -150,6 +161,8 @@ CopyPlan plan_join_split(const OperatorDef& op) {
     const uint64_t whole_offset = axis_offset * whole.strides[op.axis];
     item.src_offset = join ? 0 : whole_offset;
     item.dst_offset = join ? whole_offset : 0;
+    item.src_alignment = join ? piece.base_alignment : whole.base_alignment;
+    item.dst_alignment = join ? whole.base_alignment : piece.base_alignment;
     widen(item, plan.element_bytes, std::min(piece.base_alignment, whole.base_alignment));
     plan.items.push_back(item);
     axis_offset += piece.sizes[op.axis];

@@ -27,6 +27,8 @@ struct CopyItem {
   Dims dst_strides{};
   uint64_t src_offset = 0;
   uint64_t dst_offset = 0;
+  uint32_t src_alignment = 16;  // bytes: what the bound tensors' addresses are multiples of
+  uint32_t dst_alignment = 16;
 
   uint64_t element_count() const {
     uint64_t n = 1;
@@ -54,6 +56,7 @@ struct NonzeroPlan {
   uint32_t element_bytes = 0;  // 1, 2 or 4
   uint32_t value_mask = 0;     // an element is non-zero when (bits & value_mask) != 0
   uint64_t element_count = 0;  // M
+  uint32_t input_alignment = 0;  // the input's bound address is a multiple of this
 
   // The input over its trailing N dimensions (the leading ones all have size 1): logical index i
   // is the element at dot(unravel(i, sizes), strides), and its coordinates are unravel(i, sizes).

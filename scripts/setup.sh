@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs the Debian/Ubuntu packages that building and testing opendml needs, where they are
+# missing. The CUDA backend is built when nvcc is found (the toolkit is not installed here).
+set -euo pipefail
+packages=(cmake ninja-build g++ python3 libgtest-dev libgmock-dev nlohmann-json3-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo=sudo
+  echo "setup: installing ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+# nvcc lives outside PATH in the usual toolkit install.
+if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
+  echo "setup: nvcc found at /usr/local/cuda/bin (add it to PATH to build the CUDA backend)"
+fi

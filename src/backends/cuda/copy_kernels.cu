@@ -1,0 +1,505 @@
+// JOIN and SPLIT on the GPU: every copy item of the plan in one launch.
+//
+// cuda.slices  For concatenations of narrow rows (average slice under 64 bytes), where copying
+//              item by item would write (JOIN) or read (SPLIT) the joined tensor in scattered
+//              pieces. Threads walk the joined tensor linearly, so its accesses are coalesced,
+//              and find each element's piece with a binary search over the column offsets.
+// cuda.copy    Any plan: each block copies a chunk of one item, each thread kUnroll vectors of
+//              the item's width (up to 16 bytes), unravelling indices with FastDivmod.
+//
+// Metadata (items, the block -> item table, the slices' column table) is built at compile and
+// uploaded to the persistent region at initialize; the tensors' addresses, which change with every
+// execute, travel as kernel parameters (up to kLargeTable pointers, CUDA 12.1+ allows 32 KiB of
+// parameters), so execute is one launch per group of kLargeTable tensors and copies nothing from
+// the host.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "backends/cuda/cuda_backend.h"
+#include "backends/cuda/cuda_status.h"
+#include "backends/cuda/fast_divmod.h"
+
+namespace opendml {
+namespace {
+
+constexpr uint32_t kThreads = 256;
+constexpr uint32_t kUnroll = 4;
+constexpr uint32_t kChunk = kThreads * kUnroll;  // vectors per block
+constexpr uint32_t kSmallTable = 30;             // pointers in the parameters of most launches
+constexpr uint32_t kLargeTable = 4000;           // 32000 bytes, under CUDA's 32764-byte limit
+constexpr uint32_t kMaxSlicePieces = 1024;       // column table held in shared memory
+
+template <uint32_t kCapacity>
+struct PointerTable {
+  std::byte* p[kCapacity];
+};
+
+uint64_t align16(uint64_t n) { return (n + 15) & ~uint64_t{15}; }
+
+// A vector type per width.
+template <uint32_t kWidth>
+struct Vec;
+template <>
+struct Vec<1> {
+  using type = uint8_t;
+};
+template <>
+struct Vec<2> {
+  using type = uint16_t;
+};
+template <>
+struct Vec<4> {
+  using type = uint32_t;
+};
+template <>
+struct Vec<8> {
+  using type = uint2;
+};
+template <>
+struct Vec<16> {
+  using type = uint4;
+};
+
+// Calls fn.template operator()<kWidth>() for the run-time width.
+template <class Fn>
+__device__ __forceinline__ void with_width(uint32_t width, Fn&& fn) {
+  switch (width) {
+    case 16: return fn.template operator()<16>();
+    case 8: return fn.template operator()<8>();
+    case 4: return fn.template operator()<4>();
+    case 2: return fn.template operator()<2>();
+    default: return fn.template operator()<1>();
+  }
+}
+
+// Which tensors one launch reads and writes: its pointer table lists them by slot.
+struct Slot {
+  bool output;
+  uint32_t index;
+};
+
+struct LaunchGroup {
+  std::vector<Slot> slots;
+  uint32_t first_block = 0;  // in the block -> item table
+  uint32_t blocks = 0;
+};
+
+// Fills the pointer table of a launch from the bound tensors.
+template <uint32_t kCapacity>
+PointerTable<kCapacity> pointer_table(const LaunchGroup& group, const ExecuteArgs& args) {
+  PointerTable<kCapacity> table;
+  for (size_t i = 0; i < group.slots.size(); ++i)
+    table.p[i] = group.slots[i].output ? args.outputs[group.slots[i].index]
+                                       : const_cast<std::byte*>(args.inputs[group.slots[i].index]);
+  return table;
+}
+
+// Assigns each item's tensors a place in the pointer table of a launch, starting a new launch
+// when a table would overflow. `assign(item, src_local, dst_local)` records the places.
+template <class Assign>
+std::vector<LaunchGroup> group_launches(const CopyPlan& plan, Assign&& assign) {
+  std::vector<LaunchGroup> groups(1);
+  std::vector<int64_t> local_input(0), local_output(0);
+  for (const CopyItem& item : plan.items) {
+    local_input.resize(std::max<size_t>(local_input.size(), item.input + 1), -1);
+    local_output.resize(std::max<size_t>(local_output.size(), item.output + 1), -1);
+  }
+  const auto local = [&](std::vector<int64_t>& map, bool output, uint32_t index) {
+    if (map[index] < 0) {
+      map[index] = static_cast<int64_t>(groups.back().slots.size());
+      groups.back().slots.push_back({output, index});
+    }
+    return static_cast<uint32_t>(map[index]);
+  };
+  for (size_t i = 0; i < plan.items.size(); ++i) {
+    const CopyItem& item = plan.items[i];
+    const uint32_t needed = (local_input[item.input] < 0) + (local_output[item.output] < 0);
+    if (groups.back().slots.size() + needed > kLargeTable) {
+      groups.emplace_back();
+      std::fill(local_input.begin(), local_input.end(), -1);
+      std::fill(local_output.begin(), local_output.end(), -1);
+    }
+    assign(i, groups.size() - 1, local(local_input, false, item.input), local(local_output, true, item.output));
+  }
+  return groups;
+}
+
+// Launches kernel(table, args...) with the smallest pointer table that fits the group.
+template <template <uint32_t> class Kernel, class... Args>
+void launch_with_table(const LaunchGroup& group, const ExecuteArgs& args, cudaStream_t stream, Args... kernel_args) {
+  if (group.slots.size() <= kSmallTable) {
+    Kernel<kSmallTable>::launch(group, pointer_table<kSmallTable>(group, args), stream, kernel_args...);
+  } else {
+    Kernel<kLargeTable>::launch(group, pointer_table<kLargeTable>(group, args), stream, kernel_args...);
+  }
+}
+
+// ---- cuda.copy ---------------------------------------------------------------------------------
+
+struct DeviceItem {
+  uint32_t src, dst;  // places in the launch's pointer table
+  uint32_t width, rank;
+  uint32_t count;        // vectors
+  uint32_t first_block;  // in the block -> item table
+  uint32_t src_offset, dst_offset;
+  FastDivmod sizes[kMaxRank];
+  uint32_t src_strides[kMaxRank], dst_strides[kMaxRank];
+};
+
+template <uint32_t kWidth>
+__device__ __forceinline__ void copy_chunk(const DeviceItem& item, const std::byte* __restrict__ src,
+                                           std::byte* __restrict__ dst, uint32_t begin) {
+  using V = typename Vec<kWidth>::type;
+  V values[kUnroll];
+  uint32_t dst_offsets[kUnroll];
+#pragma unroll
+  for (uint32_t k = 0; k < kUnroll; ++k) {
+    const uint32_t v = begin + k * kThreads + threadIdx.x;
+    if (v >= item.count) break;
+    uint32_t rest = v, s = item.src_offset, d = item.dst_offset;
+    for (uint32_t dim = item.rank - 1; dim > 0; --dim) {
+      uint32_t q, r;
+      item.sizes[dim].divmod(rest, q, r);
+      s += r * item.src_strides[dim];
+      d += r * item.dst_strides[dim];
+      rest = q;
+    }
+    s += rest * item.src_strides[0];
+    d += rest * item.dst_strides[0];
+    values[k] = *reinterpret_cast<const V*>(src + uint64_t{s} * kWidth);
+    dst_offsets[k] = d;
+  }
+#pragma unroll
+  for (uint32_t k = 0; k < kUnroll; ++k) {
+    if (begin + k * kThreads + threadIdx.x >= item.count) break;
+    *reinterpret_cast<V*>(dst + uint64_t{dst_offsets[k]} * kWidth) = values[k];
+  }
+}
+
+template <uint32_t kCapacity>
+__global__ void __launch_bounds__(kThreads)
+    copy_kernel(const DeviceItem* __restrict__ items, const uint32_t* __restrict__ block_items,
+                const __grid_constant__ PointerTable<kCapacity> table) {
+  // The block's item, staged in shared memory (raw words: DeviceItem has constructors).
+  __shared__ alignas(16) uint32_t item_words[sizeof(DeviceItem) / 4];
+  if (threadIdx.x < sizeof(DeviceItem) / 4)
+    item_words[threadIdx.x] = reinterpret_cast<const uint32_t*>(&items[block_items[blockIdx.x]])[threadIdx.x];
+  __syncthreads();
+  const DeviceItem& item = *reinterpret_cast<const DeviceItem*>(item_words);
+  const uint32_t begin = (blockIdx.x - item.first_block) * kChunk;
+  const std::byte* src = table.p[item.src];
+  std::byte* dst = table.p[item.dst];
+  with_width(item.width, [&]<uint32_t kWidth>() { copy_chunk<kWidth>(item, src, dst, begin); });
+}
+
+template <uint32_t kCapacity>
+struct CopyLaunch {
+  static void launch(const LaunchGroup& group, const PointerTable<kCapacity>& table, cudaStream_t stream,
+                     const DeviceItem* items, const uint32_t* block_items) {
+    copy_kernel<kCapacity><<<group.blocks, kThreads, 0, stream>>>(items, block_items + group.first_block, table);
+  }
+};
+
+class CudaCopyKernel final : public Kernel {
+ public:
+  CudaCopyKernel(const CopyPlan& plan, const CudaDevice& device) : ordinal_(device.ordinal()) {
+    items_.resize(plan.items.size());
+    groups_ = group_launches(plan, [&](size_t i, size_t group, uint32_t src, uint32_t dst) {
+      const CopyItem& c = plan.items[i];
+      DeviceItem& d = items_[i];
+      d.src = src;
+      d.dst = dst;
+      d.width = c.width;
+      d.rank = c.rank;
+      d.count = static_cast<uint32_t>(c.element_count());
+      d.src_offset = static_cast<uint32_t>(c.src_offset);
+      d.dst_offset = static_cast<uint32_t>(c.dst_offset);
+      for (uint32_t k = 0; k < c.rank; ++k) {
+        d.sizes[k] = FastDivmod(static_cast<uint32_t>(c.sizes[k]));
+        d.src_strides[k] = static_cast<uint32_t>(c.src_strides[k]);
+        d.dst_strides[k] = static_cast<uint32_t>(c.dst_strides[k]);
+      }
+      item_group_.push_back(static_cast<uint32_t>(group));
+    });
+    // Blocks are numbered within each launch; the table lists every launch's blocks in turn.
+    for (size_t i = 0; i < items_.size(); ++i) {
+      LaunchGroup& group = groups_[item_group_[i]];
+      items_[i].first_block = group.blocks;
+      const uint32_t blocks = (items_[i].count + kChunk - 1) / kChunk;
+      group.blocks += blocks;
+    }
+    uint32_t first = 0;
+    for (LaunchGroup& group : groups_) {
+      group.first_block = first;
+      first += group.blocks;
+    }
+    block_items_.resize(first);
+    for (size_t i = 0; i < items_.size(); ++i) {
+      const LaunchGroup& group = groups_[item_group_[i]];
+      const uint32_t blocks = (items_[i].count + kChunk - 1) / kChunk;
+      std::fill_n(block_items_.begin() + group.first_block + items_[i].first_block, blocks, static_cast<uint32_t>(i));
+    }
+  }
+
+  uint64_t persistent_bytes() const override { return block_table_offset() + block_items_.size() * sizeof(uint32_t); }
+
+  Status initialize(std::byte* persistent, void* stream) const override {
+    DeviceGuard guard(ordinal_);
+    const auto s = static_cast<cudaStream_t>(stream);
+    ODML_RETURN_IF_ERROR(cuda_status(cudaMemcpyAsync(persistent, items_.data(), items_.size() * sizeof(DeviceItem),
+                                                     cudaMemcpyHostToDevice, s),
+                                     "cuda.copy: uploading the items"));
+    return cuda_status(cudaMemcpyAsync(persistent + block_table_offset(), block_items_.data(),
+                                       block_items_.size() * sizeof(uint32_t), cudaMemcpyHostToDevice, s),
+                       "cuda.copy: uploading the block table");
+  }
+
+  Status execute(const ExecuteArgs& args) const override {
+    DeviceGuard guard(ordinal_);
+    const auto stream = static_cast<cudaStream_t>(args.stream);
+    const auto* items = reinterpret_cast<const DeviceItem*>(args.persistent);
+    const auto* block_items = reinterpret_cast<const uint32_t*>(args.persistent + block_table_offset());
+    for (const LaunchGroup& group : groups_) {
+      launch_with_table<CopyLaunch>(group, args, stream, items, block_items);
+      ODML_RETURN_IF_ERROR(check_launch("cuda.copy", stream));
+    }
+    return {};
+  }
+
+ private:
+  uint64_t block_table_offset() const { return align16(items_.size() * sizeof(DeviceItem)); }
+
+  int ordinal_;
+  std::vector<DeviceItem> items_;
+  std::vector<uint32_t> item_group_;
+  std::vector<uint32_t> block_items_;
+  std::vector<LaunchGroup> groups_;
+};
+
+// ---- cuda.slices -------------------------------------------------------------------------------
+
+// One piece of the joined tensor: columns [column, next piece's column) of every row.
+struct DevicePiece {
+  uint32_t column;      // first column in the joined tensor's rows
+  uint32_t row_stride;  // of the piece
+  uint32_t offset;      // of the piece's first element
+  uint32_t slot;        // place in the pointer table
+};
+
+// Units are `width` bytes; each thread moves vectors of `vector` units of the joined tensor.
+struct SlicesShape {
+  FastDivmod row_length;  // columns (units) per row of the joined tensor
+  uint32_t vectors;       // rows * row_length / vector
+  uint32_t row_stride;    // of the joined tensor
+  uint32_t offset;        // of the joined tensor's first element
+  uint32_t slot;          // of the joined tensor
+  uint32_t pieces;
+  uint32_t width, vector;
+  bool join;  // gather into the joined tensor (JOIN) or scatter from it (SPLIT)
+};
+
+// A thread reads or writes a whole vector of the joined tensor and moves its units one by one
+// from or to their pieces, walking the columns (and, where the joined rows are dense, the rows).
+template <uint32_t kWidth, uint32_t kVector, uint32_t kCapacity>
+__device__ __forceinline__ void slices_chunk(const SlicesShape& shape, const DevicePiece* pieces,
+                                             const PointerTable<kCapacity>& table) {
+  using Unit = typename Vec<kWidth>::type;
+  using Whole = typename Vec<kWidth * kVector>::type;
+  union Data {
+    Whole whole;
+    Unit units[kVector];
+  };
+  const uint32_t last_column = shape.row_length.divisor;
+#pragma unroll
+  for (uint32_t k = 0; k < kUnroll; ++k) {
+    const uint32_t t = blockIdx.x * kChunk + k * kThreads + threadIdx.x;
+    if (t >= shape.vectors) break;
+    uint32_t row, column;
+    shape.row_length.divmod(t * kVector, row, column);
+    uint32_t lo = 0, hi = shape.pieces - 1;  // the last piece whose column <= column
+    while (lo < hi) {
+      const uint32_t mid = (lo + hi + 1) / 2;
+      if (pieces[mid].column <= column) lo = mid; else hi = mid - 1;
+    }
+    Whole* whole = reinterpret_cast<Whole*>(reinterpret_cast<Unit*>(table.p[shape.slot]) + shape.offset +
+                                            uint64_t{row} * shape.row_stride + column);
+    Data data;
+    if (!shape.join) data.whole = *whole;
+    uint32_t piece = lo;
+#pragma unroll
+    for (uint32_t u = 0; u < kVector; ++u) {
+      const DevicePiece& pc = pieces[piece];
+      Unit* p = reinterpret_cast<Unit*>(table.p[pc.slot]) + pc.offset + uint64_t{row} * pc.row_stride +
+                (column - pc.column);
+      if (shape.join) data.units[u] = *p; else *p = data.units[u];
+      if (++column == last_column) {
+        column = 0;
+        ++row;
+        piece = 0;
+      } else if (piece + 1 < shape.pieces && column >= pieces[piece + 1].column) {
+        ++piece;
+      }
+    }
+    if (shape.join) *whole = data.whole;
+  }
+}
+
+template <uint32_t kCapacity>
+__global__ void __launch_bounds__(kThreads)
+    slices_kernel(const DevicePiece* __restrict__ global_pieces, const SlicesShape shape,
+                  const __grid_constant__ PointerTable<kCapacity> table) {
+  __shared__ DevicePiece pieces[kMaxSlicePieces];
+  for (uint32_t i = threadIdx.x; i < shape.pieces; i += kThreads) pieces[i] = global_pieces[i];
+  __syncthreads();
+  with_width(shape.width, [&]<uint32_t kWidth>() {
+    if constexpr (kWidth < 16) {
+      if (shape.vector == 16 / kWidth) return slices_chunk<kWidth, 16 / kWidth>(shape, pieces, table);
+    }
+    slices_chunk<kWidth, 1>(shape, pieces, table);
+  });
+}
+
+template <uint32_t kCapacity>
+struct SlicesLaunch {
+  static void launch(const LaunchGroup& group, const PointerTable<kCapacity>& table, cudaStream_t stream,
+                     const DevicePiece* pieces, SlicesShape shape) {
+    slices_kernel<kCapacity><<<group.blocks, kThreads, 0, stream>>>(pieces, shape, table);
+  }
+};
+
+// The joined tensor as rows of pieces, when the plan has that shape: every item a set of rows
+// with contiguous columns, the same row count, and pieces that tile the joined rows left to
+// right.
+struct SlicesLayout {
+  SlicesShape shape{};
+  std::vector<DevicePiece> pieces;
+  uint32_t rows = 0;
+  std::string why_not;  // empty when the plan fits
+};
+
+SlicesLayout slices_layout(const CopyPlan& plan) {
+  SlicesLayout layout;
+  const auto fail = [&](std::string why) {
+    layout.why_not = std::move(why);
+    return layout;
+  };
+  const size_t n = plan.items.size();
+  if (n > kMaxSlicePieces) return fail(cat("more than ", kMaxSlicePieces, " pieces"));
+  bool join = true, split = true;
+  uint32_t width = 16, whole_alignment = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const CopyItem& item = plan.items[i];
+    join = join && item.input == i && item.output == 0;
+    split = split && item.input == 0 && item.output == i;
+    width = std::min(width, item.width);
+  }
+  if (!join && !split) return fail("the items do not join or split one tensor");
+  whole_alignment = join ? plan.items[0].dst_alignment : plan.items[0].src_alignment;
+  layout.shape.join = join;
+  layout.shape.width = width;
+  layout.shape.pieces = static_cast<uint32_t>(n);
+  layout.shape.slot = static_cast<uint32_t>(n);  // the pointer table lists the pieces, then the joined tensor
+
+  uint64_t column = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const CopyItem& item = plan.items[i];
+    const Dims& whole = join ? item.dst_strides : item.src_strides;
+    const Dims& piece = join ? item.src_strides : item.dst_strides;
+    const uint64_t k = item.width / width;  // narrows the item to the common width
+    uint64_t rows = 1, columns = 1, whole_stride = 0, piece_stride = 0;
+    if (item.inner_contiguous() && item.rank <= 2) {  // rows of contiguous columns
+      columns = item.sizes[item.rank - 1] * k;
+      if (item.rank == 2) {
+        rows = item.sizes[0];
+        whole_stride = whole[0] * k;
+        piece_stride = piece[0] * k;
+      }
+    } else if (item.rank == 1) {  // one vector of the item's width per row
+      rows = item.sizes[0];
+      columns = k;
+      whole_stride = whole[0] * k;
+      piece_stride = piece[0] * k;
+    } else {
+      return fail("a piece is not a set of rows of contiguous columns");
+    }
+    const uint64_t whole_offset = (join ? item.dst_offset : item.src_offset) * k;
+    const uint64_t piece_offset = (join ? item.src_offset : item.dst_offset) * k;
+    if (i == 0) {
+      layout.rows = static_cast<uint32_t>(rows);
+      layout.shape.row_stride = static_cast<uint32_t>(whole_stride);
+      layout.shape.offset = static_cast<uint32_t>(whole_offset);
+    }
+    if (rows != layout.rows || (rows > 1 && whole_stride != layout.shape.row_stride) ||
+        whole_offset != layout.shape.offset + column)
+      return fail("the pieces do not tile the rows of the joined tensor");
+    layout.pieces.push_back({static_cast<uint32_t>(column), static_cast<uint32_t>(piece_stride),
+                             static_cast<uint32_t>(piece_offset), static_cast<uint32_t>(i)});
+    column += columns;
+  }
+  if (layout.rows > 1 && column > layout.shape.row_stride) return fail("the pieces overrun the joined rows");
+  if (column * width / n >= 128) return fail("the slices average 128 bytes or more; cuda.copy moves them faster");
+  const uint64_t count = column * layout.rows;
+
+  // Vectors of the joined tensor: 16 bytes where its alignment, offset and rows allow; they may
+  // run across rows only where the rows are dense.
+  const bool dense = layout.rows == 1 || layout.shape.row_stride == column;
+  const uint32_t vector = 16 / width;
+  const bool vectors = vector > 1 && whole_alignment >= 16 && layout.shape.offset % vector == 0 &&
+                       count % vector == 0 && (dense || (column % vector == 0 && layout.shape.row_stride % vector == 0));
+  layout.shape.vector = vectors ? vector : 1;
+  layout.shape.row_length = FastDivmod(static_cast<uint32_t>(column));
+  layout.shape.vectors = static_cast<uint32_t>(count / layout.shape.vector);
+  return layout;
+}
+
+class CudaSlicesKernel final : public Kernel {
+ public:
+  CudaSlicesKernel(const CopyPlan& plan, const CudaDevice& device)
+      : ordinal_(device.ordinal()), layout_(slices_layout(plan)) {
+    for (uint32_t i = 0; i < layout_.shape.pieces; ++i) {
+      const CopyItem& item = plan.items[i];
+      group_.slots.push_back({!layout_.shape.join, layout_.shape.join ? item.input : item.output});
+    }
+    group_.slots.push_back({layout_.shape.join, 0});
+    group_.blocks = (layout_.shape.vectors + kChunk - 1) / kChunk;
+  }
+
+  uint64_t persistent_bytes() const override { return layout_.pieces.size() * sizeof(DevicePiece); }
+
+  Status initialize(std::byte* persistent, void* stream) const override {
+    DeviceGuard guard(ordinal_);
+    return cuda_status(cudaMemcpyAsync(persistent, layout_.pieces.data(), persistent_bytes(), cudaMemcpyHostToDevice,
+                                       static_cast<cudaStream_t>(stream)),
+                       "cuda.slices: uploading the pieces");
+  }
+
+  Status execute(const ExecuteArgs& args) const override {
+    DeviceGuard guard(ordinal_);
+    const auto stream = static_cast<cudaStream_t>(args.stream);
+    launch_with_table<SlicesLaunch>(group_, args, stream, reinterpret_cast<const DevicePiece*>(args.persistent),
+                                    layout_.shape);
+    return check_launch("cuda.slices", stream);
+  }
+
+ private:
+  int ordinal_;
+  SlicesLayout layout_;
+  LaunchGroup group_;
+};
+
+}  // namespace
+
+std::string cuda_slices_declines(const CopyPlan& plan, const CudaDevice&) { return slices_layout(plan).why_not; }
+
+std::unique_ptr<Kernel> make_cuda_slices_kernel(const CopyPlan& plan, const CudaDevice& device) {
+  return std::make_unique<CudaSlicesKernel>(plan, device);
+}
+
+std::string cuda_copy_declines(const CopyPlan&, const CudaDevice&) { return ""; }
+
+std::unique_ptr<Kernel> make_cuda_copy_kernel(const CopyPlan& plan, const CudaDevice& device) {
+  return std::make_unique<CudaCopyKernel>(plan, device);
+}
+
+}  // namespace opendml

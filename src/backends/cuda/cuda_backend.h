@@ -1,0 +1,42 @@
+// The CUDA backend's internals, shared by the device (cuda_device.cpp) and the kernels (*.cu).
+// Plain C++: cudaStream_t travels as void* and errors as Status.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "backends/device.h"
+
+namespace opendml {
+
+class CudaDevice final : public Device {
+ public:
+  CudaDevice(int ordinal, std::string name, int multiprocessors);
+
+  int ordinal() const { return ordinal_; }
+  int multiprocessors() const { return multiprocessors_; }
+
+  const std::string& name() const override { return name_; }
+  Result<CompiledKernel> compile(const Plan& plan) const override;
+  Result<void*> allocate(uint64_t bytes) const override;
+  Status free(void* data) const override;
+  Status upload(void* dst, const void* host_src, uint64_t bytes) const override;
+  Status download(void* host_dst, const void* src, uint64_t bytes) const override;
+  Status copy(void* dst, const void* src, uint64_t bytes, void* stream) const override;
+  Status synchronize(void* stream) const override;
+
+ private:
+  int ordinal_;
+  std::string name_;
+  int multiprocessors_;
+};
+
+// Implementations, fastest first within each list (copy_kernels.cu, nonzero_kernels.cu).
+std::string cuda_slices_declines(const CopyPlan& plan, const CudaDevice& device);
+std::unique_ptr<Kernel> make_cuda_slices_kernel(const CopyPlan& plan, const CudaDevice& device);
+std::string cuda_copy_declines(const CopyPlan& plan, const CudaDevice& device);
+std::unique_ptr<Kernel> make_cuda_copy_kernel(const CopyPlan& plan, const CudaDevice& device);
+std::string cuda_nonzero_declines(const NonzeroPlan& plan, const CudaDevice& device);
+std::unique_ptr<Kernel> make_cuda_nonzero_kernel(const NonzeroPlan& plan, const CudaDevice& device);
+
+}  // namespace opendml

@@ -1,0 +1,85 @@
+#include "backends/cuda/cuda_device.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "backends/cuda/cuda_backend.h"
+#include "backends/cuda/cuda_status.h"
+
+namespace opendml {
+
+Status check_launch(const char* kernel, cudaStream_t stream) {
+  static const bool debug_sync = [] {
+    const char* v = std::getenv("OPENDML_DEBUG_SYNC");
+    return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
+  }();
+  ODML_RETURN_IF_ERROR(cuda_status(cudaGetLastError(), kernel));
+  if (debug_sync) return cuda_status(cudaStreamSynchronize(stream), kernel);
+  return {};
+}
+
+CudaDevice::CudaDevice(int ordinal, std::string name, int multiprocessors)
+    : ordinal_(ordinal), name_(std::move(name)), multiprocessors_(multiprocessors) {}
+
+Result<CompiledKernel> CudaDevice::compile(const Plan& plan) const {
+  static constexpr Implementation<CopyPlan, CudaDevice> kCopy[] = {
+      {"cuda.slices", cuda_slices_declines, make_cuda_slices_kernel},
+      {"cuda.copy", cuda_copy_declines, make_cuda_copy_kernel},
+  };
+  static constexpr Implementation<NonzeroPlan, CudaDevice> kNonzero[] = {
+      {"cuda.nonzero", cuda_nonzero_declines, make_cuda_nonzero_kernel},
+  };
+  if (const auto* copy = std::get_if<CopyPlan>(&plan)) return choose_implementation(kCopy, *copy, *this);
+  return choose_implementation(kNonzero, std::get<NonzeroPlan>(plan), *this);
+}
+
+Result<void*> CudaDevice::allocate(uint64_t bytes) const {
+  DeviceGuard guard(ordinal_);
+  void* p = nullptr;
+  ODML_RETURN_IF_ERROR(cuda_status(cudaMalloc(&p, bytes == 0 ? 1 : bytes), "cudaMalloc"));
+  return p;
+}
+
+Status CudaDevice::free(void* data) const {
+  DeviceGuard guard(ordinal_);
+  return cuda_status(cudaFree(data), "cudaFree");
+}
+
+Status CudaDevice::upload(void* dst, const void* src, uint64_t bytes) const {
+  DeviceGuard guard(ordinal_);
+  return cuda_status(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), "cudaMemcpy to the device");
+}
+
+Status CudaDevice::download(void* dst, const void* src, uint64_t bytes) const {
+  DeviceGuard guard(ordinal_);
+  return cuda_status(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy to the host");
+}
+
+Status CudaDevice::copy(void* dst, const void* src, uint64_t bytes, void* stream) const {
+  DeviceGuard guard(ordinal_);
+  return cuda_status(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, static_cast<cudaStream_t>(stream)),
+                     "cudaMemcpyAsync");
+}
+
+Status CudaDevice::synchronize(void* stream) const {
+  DeviceGuard guard(ordinal_);
+  return cuda_status(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "cudaStreamSynchronize");
+}
+
+Result<std::shared_ptr<Device>> make_cuda_device(int ordinal) {
+  int count = 0;
+  const cudaError_t error = cudaGetDeviceCount(&count);
+  if (error != cudaSuccess || count == 0)
+    return unsupported("no CUDA device is available (", error == cudaSuccess ? "none found" : cudaGetErrorString(error),
+                       ")");
+  if (ordinal < 0) ODML_RETURN_IF_ERROR(cuda_status(cudaGetDevice(&ordinal), "cudaGetDevice"));
+  if (ordinal >= count)
+    return invalid_argument("cuda:", ordinal, " does not exist; this machine has ", count, " CUDA device",
+                            count == 1 ? "" : "s");
+  cudaDeviceProp props{};
+  ODML_RETURN_IF_ERROR(cuda_status(cudaGetDeviceProperties(&props, ordinal), "cudaGetDeviceProperties"));
+  return std::shared_ptr<Device>(
+      std::make_shared<CudaDevice>(ordinal, cat("cuda:", ordinal, " (", props.name, ")"), props.multiProcessorCount));
+}
+
+}  // namespace opendml
