@@ -8,7 +8,7 @@ namespace {
 
 struct Region {
   uintptr_t begin, end;
-  std::string name;
+  const std::string* name;  // the tensor's (or the region's) name, for messages
   bool written;
 };
 
@@ -23,7 +23,7 @@ Status check_overlaps(std::vector<Region>& regions, const std::string& where) {
   for (const Region& r : regions) {
     const Region* other = r.written ? furthest : furthest_written;
     if (other != nullptr && r.begin < other->end)
-      return invalid_argument(where, r.name, " [", address(r.begin), ", ", address(r.end), ") overlaps ", other->name,
+      return invalid_argument(where, *r.name, " [", address(r.begin), ", ", address(r.end), ") overlaps ", *other->name,
                               " [", address(other->begin), ", ", address(other->end),
                               "); outputs and the temporary region must not overlap any other bound region");
     if (furthest == nullptr || r.end > furthest->end) furthest = &r;
@@ -52,23 +52,22 @@ Status check_tensor(const NamedTensor& t, const odml_buffer_binding& b, bool mus
   if (begin % t.tensor.base_alignment != 0)
     return invalid_argument(where, t.name, " is bound at ", address(begin), ", which is not a multiple of ",
                             t.tensor.base_alignment, " (GuaranteedBaseOffsetAlignment, or 16 when that is 0)");
-  regions.push_back({begin, begin + t.tensor.total_bytes, t.name, written});
+  regions.push_back({begin, begin + t.tensor.total_bytes, &t.name, written});
   return {};
 }
 
-Status check_region(const odml_buffer_binding& b, uint64_t required, const char* name, bool written,
+Status check_region(const odml_buffer_binding& b, uint64_t required, const std::string& name, bool written,
                     const std::string& where, std::vector<Region>& regions) {
   if (required == 0) return {};
   if (b.data == nullptr)
-    return invalid_argument(where, "the ", name, " region is not bound but compile asked for ", required, " bytes");
+    return invalid_argument(where, name, " is not bound but compile asked for ", required, " bytes");
   if (b.size_in_bytes < required)
-    return invalid_argument(where, "the ", name, " region is ", b.size_in_bytes, " bytes but compile asked for ",
-                            required);
+    return invalid_argument(where, name, " is ", b.size_in_bytes, " bytes but compile asked for ", required);
   const auto begin = reinterpret_cast<uintptr_t>(b.data);
   if (begin % DML_TEMPORARY_BUFFER_ALIGNMENT != 0)
-    return invalid_argument(where, "the ", name, " region starts at ", address(begin), ", which is not a multiple of ",
+    return invalid_argument(where, name, " starts at ", address(begin), ", which is not a multiple of ",
                             DML_TEMPORARY_BUFFER_ALIGNMENT);
-  regions.push_back({begin, begin + required, cat("the ", name, " region"), written});
+  regions.push_back({begin, begin + required, &name, written});
   return {};
 }
 
@@ -96,7 +95,8 @@ Status check_bindings(const OperatorDef& op, const odml_bindings* bindings, Phas
   if (b.output_count > 0 && b.outputs == nullptr)
     return invalid_argument(where, "outputs is null but output_count is ", b.output_count);
 
-  std::vector<Region> regions;
+  thread_local std::vector<Region> regions;  // reused, so that a call allocates nothing once warm
+  regions.clear();
   for (uint32_t i = 0; i < b.input_count; ++i) {
     const NamedTensor& t = op.inputs[i];
     const bool must_bind = execute != t.tensor.owned_by_dml;
@@ -104,8 +104,9 @@ Status check_bindings(const OperatorDef& op, const odml_bindings* bindings, Phas
   }
   for (uint32_t i = 0; i < b.output_count; ++i)
     ODML_RETURN_IF_ERROR(check_tensor(op.outputs[i], b.outputs[i], true, true, where, regions));
-  ODML_RETURN_IF_ERROR(check_region(b.temporary, sizes.temporary, "temporary", true, where, regions));
-  ODML_RETURN_IF_ERROR(check_region(b.persistent, sizes.persistent, "persistent", !execute, where, regions));
+  static const std::string temporary = "the temporary region", persistent = "the persistent region";
+  ODML_RETURN_IF_ERROR(check_region(b.temporary, sizes.temporary, temporary, true, where, regions));
+  ODML_RETURN_IF_ERROR(check_region(b.persistent, sizes.persistent, persistent, !execute, where, regions));
   return check_overlaps(regions, where);
 }
 

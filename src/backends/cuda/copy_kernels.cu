@@ -26,8 +26,10 @@ namespace {
 constexpr uint32_t kThreads = 256;
 constexpr uint32_t kUnroll = 4;
 constexpr uint32_t kChunk = kThreads * kUnroll;  // vectors per block
-constexpr uint32_t kSmallTable = 30;             // pointers in the parameters of most launches
-constexpr uint32_t kLargeTable = 4000;           // 32000 bytes, under CUDA's 32764-byte limit
+// Pointer tables come in three sizes, since a launch copies its whole parameter block.
+constexpr uint32_t kSmallTable = 30;    // most operators
+constexpr uint32_t kMediumTable = 1024;
+constexpr uint32_t kLargeTable = 4000;  // 32000 bytes, under CUDA's 32764-byte limit
 constexpr uint32_t kMaxSlicePieces = 1024;       // column table held in shared memory
 
 template <uint32_t kCapacity>
@@ -130,6 +132,8 @@ template <template <uint32_t> class Kernel, class... Args>
 void launch_with_table(const LaunchGroup& group, const ExecuteArgs& args, cudaStream_t stream, Args... kernel_args) {
   if (group.slots.size() <= kSmallTable) {
     Kernel<kSmallTable>::launch(group, pointer_table<kSmallTable>(group, args), stream, kernel_args...);
+  } else if (group.slots.size() <= kMediumTable) {
+    Kernel<kMediumTable>::launch(group, pointer_table<kMediumTable>(group, args), stream, kernel_args...);
   } else {
     Kernel<kLargeTable>::launch(group, pointer_table<kLargeTable>(group, args), stream, kernel_args...);
   }

@@ -98,24 +98,37 @@ __device__ __forceinline__ uint32_t word_flags(uint32_t word, uint32_t mask) {
 // Element e of vector k of this thread has tile-local index k * kThreads * E + threadIdx.x * E + e,
 // E = 16 / sizeof(T): consecutive threads read consecutive 16 bytes. Bit e of flags[k] is set
 // when that element is non-zero.
-template <class T, bool kContiguous>
-__device__ __forceinline__ void load_flags(const NonzeroParams& p, uint32_t tile_begin, uint32_t (&flags)[kVectors]) {
-  constexpr uint32_t E = 16 / sizeof(T);
-  constexpr uint32_t kTileItems = kThreads * kVectors * E;
-  if (kContiguous && uint64_t{tile_begin} + kTileItems <= p.elements) {
-    const uint4* tile = reinterpret_cast<const uint4*>(p.input + uint64_t{tile_begin} * sizeof(T));
-    uint4 v[kVectors];
+template <class T>
+__device__ __forceinline__ bool full_tile(const NonzeroParams& p, uint32_t tile) {
+  constexpr uint64_t kTileItems = kTileBytes / sizeof(T);
+  return tile < p.tiles && (uint64_t{tile} + 1) * kTileItems <= p.elements;
+}
+
+// Starts the loads of a full tile of a contiguous input; the registers are consumed one loop
+// iteration later, so the loads run while the block scans and writes the current tile.
+template <class T>
+__device__ __forceinline__ void prefetch(const NonzeroParams& p, uint32_t tile, uint4 (&raw)[kVectors]) {
+  if (!full_tile<T>(p, tile)) return;
+  const uint4* v = reinterpret_cast<const uint4*>(p.input) + uint64_t{tile} * kThreads * kVectors;
 #pragma unroll
-    for (uint32_t k = 0; k < kVectors; ++k) v[k] = tile[k * kThreads + threadIdx.x];
+  for (uint32_t k = 0; k < kVectors; ++k) raw[k] = v[k * kThreads + threadIdx.x];
+}
+
+template <class T, bool kContiguous>
+__device__ __forceinline__ void load_flags(const NonzeroParams& p, uint32_t tile, const uint4 (&raw)[kVectors],
+                                           uint32_t (&flags)[kVectors]) {
+  constexpr uint32_t E = 16 / sizeof(T);
+  if (kContiguous && full_tile<T>(p, tile)) {
 #pragma unroll
     for (uint32_t k = 0; k < kVectors; ++k) {
       constexpr uint32_t kPerWord = 4 / sizeof(T);
-      flags[k] = word_flags<T>(v[k].x, p.mask) | word_flags<T>(v[k].y, p.mask) << kPerWord |
-                 word_flags<T>(v[k].z, p.mask) << (2 * kPerWord) | word_flags<T>(v[k].w, p.mask) << (3 * kPerWord);
+      flags[k] = word_flags<T>(raw[k].x, p.mask) | word_flags<T>(raw[k].y, p.mask) << kPerWord |
+                 word_flags<T>(raw[k].z, p.mask) << (2 * kPerWord) | word_flags<T>(raw[k].w, p.mask) << (3 * kPerWord);
     }
     return;
   }
   // A strided input, or the last, partial tile.
+  const uint32_t tile_begin = tile * kThreads * kVectors * E;
 #pragma unroll 1
   for (uint32_t k = 0; k < kVectors; ++k) {
     uint32_t f = 0;
@@ -148,35 +161,54 @@ __device__ __forceinline__ uint32_t warp_sum(uint32_t v) {
   return v;
 }
 
-// Warp 0: the number of non-zeros in tiles [0, tile).
+// Warp 0: the number of non-zeros in tiles [0, tile). Each pass reads a window of the 128 nearest
+// unread predecessors, four per lane (lane 0 the nearest), and sums counts up to the nearest
+// inclusive prefix; without one, it sums the window and reads the next.
+constexpr uint32_t kLookBackPerLane = 4;
+
 __device__ uint32_t look_back(const NonzeroParams& p, uint32_t tile) {
   const uint32_t lane = threadIdx.x & 31;
   uint32_t prefix = 0;
-  int64_t nearest = int64_t{tile} - 1;  // the predecessor lane 0 reads
+  int64_t nearest = int64_t{tile} - 1;
   while (true) {
-    const int64_t predecessor = nearest - lane;
-    uint64_t status;
+    uint64_t status[kLookBackPerLane];
     uint32_t sleep = 8;
     while (true) {
-      status = predecessor >= 0 ? load_relaxed(&p.statuses[predecessor]) : kInclusive;
-      if (__all_sync(0xFFFFFFFFu, (status >> 32) != 0)) break;
+      bool ready = true;
+#pragma unroll
+      for (uint32_t j = 0; j < kLookBackPerLane; ++j) {
+        const int64_t predecessor = nearest - lane * kLookBackPerLane - j;
+        status[j] = predecessor >= 0 ? load_relaxed(&p.statuses[predecessor]) : kInclusive;
+        ready = ready && (status[j] >> 32) != 0;
+      }
+      if (__all_sync(0xFFFFFFFFu, ready)) break;
       __nanosleep(sleep);
       sleep = min(sleep * 2, 256u);
     }
-    const uint32_t inclusive = __ballot_sync(0xFFFFFFFFu, (status & ~uint64_t{0xFFFFFFFFu}) == kInclusive);
-    const uint32_t value = static_cast<uint32_t>(status);
-    if (inclusive != 0) {  // sum up to and including the nearest inclusive prefix
-      const uint32_t stop = __ffs(inclusive) - 1;
-      return prefix + warp_sum(lane <= stop ? value : 0);
+    // This lane's sum, nearest first, up to and including its first inclusive prefix.
+    uint32_t sum = 0;
+    bool found = false;
+#pragma unroll
+    for (uint32_t j = 0; j < kLookBackPerLane; ++j) {
+      if (found) break;
+      sum += static_cast<uint32_t>(status[j]);
+      found = (status[j] & ~uint64_t{0xFFFFFFFFu}) == kInclusive;
     }
-    prefix += warp_sum(value);
-    nearest -= 32;
+    const uint32_t inclusive = __ballot_sync(0xFFFFFFFFu, found);
+    if (inclusive != 0) {
+      const uint32_t stop = __ffs(inclusive) - 1;
+      return prefix + warp_sum(lane <= stop ? sum : 0);
+    }
+    prefix += warp_sum(sum);
+    nearest -= 32 * kLookBackPerLane;
   }
 }
 
-// Each block loops: take a ticket for the next tile (claimed while the current one is processed,
-// so the atomic's latency is hidden), flag, scan, look back, write. Blocks only ever wait for
-// tiles that running blocks hold, so the loop cannot deadlock whatever the block scheduling.
+// Each block loops over tiles it claims with an atomic ticket, always holding the tile it works on
+// and the next one: the next tile's loads are issued before the current tile is scanned and
+// written, and the ticket for the tile after is claimed meanwhile, so neither latency is exposed.
+// A block works on its tiles in increasing order and only waits for lower tiles, so the holder of
+// the lowest unfinished tile is always working on it: no deadlock, whatever the block scheduling.
 template <class T, bool kContiguous>
 __global__ void __launch_bounds__(kThreads) nonzero_kernel(const NonzeroParams p) {
   constexpr uint32_t E = 16 / sizeof(T);
@@ -193,14 +225,18 @@ __global__ void __launch_bounds__(kThreads) nonzero_kernel(const NonzeroParams p
   // Divisors indexed per lane by column: from shared memory, where lanes don't serialize.
   for (uint32_t i = threadIdx.x; i < sizeof(Columns) / 4; i += kThreads)
     column_words[i] = reinterpret_cast<const uint32_t*>(&p.column_tables)[i];
-  if (threadIdx.x == 0) ticket_shared = atomicAdd(p.ticket, 1u);
+  if (threadIdx.x == 0) ticket_shared = atomicAdd(p.ticket, 2u);  // this tile and the next
   __syncthreads();
-  uint32_t tile = ticket_shared;
+  uint32_t tile = ticket_shared, next = tile + 1;
+  uint4 raw[kVectors];
+  if (kContiguous) prefetch<T>(p, tile, raw);
 
   while (tile < p.tiles) {
     const uint32_t tile_begin = tile * kTileItems;  // < elements < 2^32
+    uint4 raw_next[kVectors];
+    if (kContiguous) prefetch<T>(p, next, raw_next);
     uint32_t flags[kVectors];
-    load_flags<T, kContiguous>(p, tile_begin, flags);
+    load_flags<T, kContiguous>(p, tile, raw, flags);
 
     // Block scan of the per-vector counts, four 16-bit fields at once.
     uint64_t mine = 0;
@@ -209,7 +245,7 @@ __global__ void __launch_bounds__(kThreads) nonzero_kernel(const NonzeroParams p
     const uint64_t inclusive = warp_inclusive_sum(mine);
     if (lane == 31) warp_offsets[warp] = inclusive;
     __syncthreads();
-    if (threadIdx.x == 0) ticket_shared = atomicAdd(p.ticket, 1u);  // the next tile, read at the end
+    if (threadIdx.x == 0) ticket_shared = atomicAdd(p.ticket, 1u);  // the tile after next, read at the end
     if (warp == 0) {
       const uint64_t total = lane < kWarps ? warp_offsets[lane] : 0;
       const uint64_t running = warp_inclusive_sum(total);
@@ -270,7 +306,12 @@ __global__ void __launch_bounds__(kThreads) nonzero_kernel(const NonzeroParams p
         for (uint32_t row = threadIdx.x; row < tile_total; row += kThreads) write(row, column);
     }
     __syncthreads();  // selected and the shared words are reused by the next tile
-    tile = ticket_shared;
+    tile = next;
+    next = ticket_shared;
+    if (kContiguous) {
+#pragma unroll
+      for (uint32_t k = 0; k < kVectors; ++k) raw[k] = raw_next[k];
+    }
   }
 }
 
