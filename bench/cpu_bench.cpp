@@ -78,8 +78,7 @@ int main(int argc, char** argv) {
                      },
                      &halves,
                      {bytes}});
-    std::snprintf(name, sizeof name, "SPLIT [%u, %u] f32 axis 1 into 2 (%u-byte slices)", rows, 2 * slice,
-                  slice_bytes);
+    std::snprintf(name, sizeof name, "SPLIT [%u, %u] f32 axis 1 into 2 (%u-byte slices)", rows, 2 * slice, slice_bytes);
     cases.push_back({name,
                      [=] {
                        return std::make_unique<opendml::SplitDesc>(
@@ -128,11 +127,10 @@ int main(int argc, char** argv) {
       const auto desc = c.desc();
       opendml::CompiledOperator op = opendml::Operator(cpu, *desc).compile();
       op.initialize();
-      const odml_bindings b{in.data(), static_cast<uint32_t>(in.size()), out.data(), static_cast<uint32_t>(out.size()),
-                            {}, {}};
+      const odml_bindings b{
+          in.data(), static_cast<uint32_t>(in.size()), out.data(), static_cast<uint32_t>(out.size()), {}, {}};
       const double ms = time_ms([&] { op.execute(b); }, runs);
-      std::printf("%-58s %8d %10.2f %10.2f %12.3f\n", c.name.c_str(), threads, ms, bytes / (ms * 1e6),
-                  memcpy_ms / ms);
+      std::printf("%-58s %8d %10.2f %10.2f %12.3f\n", c.name.c_str(), threads, ms, bytes / (ms * 1e6), memcpy_ms / ms);
       if (max_threads == 1) break;
     }
   }

@@ -24,13 +24,13 @@ namespace {
 
 using opendml::TensorDesc;
 
-#define CUDA_CHECK(expr)                                                                               \
-  do {                                                                                                 \
-    cudaError_t e_ = (expr);                                                                           \
-    if (e_ != cudaSuccess) {                                                                           \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #expr, cudaGetErrorString(e_));      \
-      std::exit(1);                                                                                    \
-    }                                                                                                  \
+#define CUDA_CHECK(expr)                                                                          \
+  do {                                                                                            \
+    cudaError_t e_ = (expr);                                                                      \
+    if (e_ != cudaSuccess) {                                                                      \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #expr, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                               \
+    }                                                                                             \
   } while (0)
 
 constexpr uint64_t kRotationBytes = uint64_t{256} << 20;  // inputs rotate over at least this much
@@ -278,7 +278,8 @@ struct Runner {
   void concat_cases() {
     const uint64_t total = options.quick ? uint64_t{32} << 20 : uint64_t{256} << 20;
     for (bool split : {false, true}) {
-      for (uint32_t slice : {4u, 8u, 16u, 64u, 256u, 4096u}) concat_case(split, DML_TENSOR_DATA_TYPE_FLOAT32, "f32", 4, total, slice, 2);
+      for (uint32_t slice : {4u, 8u, 16u, 64u, 256u, 4096u})
+        concat_case(split, DML_TENSOR_DATA_TYPE_FLOAT32, "f32", 4, total, slice, 2);
       for (uint32_t slice : {4u, 8u, 16u}) {
         concat_case(split, DML_TENSOR_DATA_TYPE_FLOAT16, "f16", 2, total, slice, 2);
         concat_case(split, DML_TENSOR_DATA_TYPE_UINT8, "u8", 1, total, slice, 2);
@@ -298,9 +299,12 @@ int main(int argc, char** argv) {
   Options options;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--quick") options.quick = true;
-    else if (arg == "--filter" && i + 1 < argc) options.filter = argv[++i];
-    else if (arg == "--runs" && i + 1 < argc) options.runs = std::max(1, std::atoi(argv[++i]));
+    if (arg == "--quick")
+      options.quick = true;
+    else if (arg == "--filter" && i + 1 < argc)
+      options.filter = argv[++i];
+    else if (arg == "--runs" && i + 1 < argc)
+      options.runs = std::max(1, std::atoi(argv[++i]));
     else {
       std::fprintf(stderr, "usage: %s [--quick] [--runs N] [--filter SUBSTRING]\n", argv[0]);
       return 2;

@@ -27,10 +27,10 @@ constexpr uint32_t kThreads = 256;
 constexpr uint32_t kUnroll = 4;
 constexpr uint32_t kChunk = kThreads * kUnroll;  // vectors per block
 // Pointer tables come in three sizes, since a launch copies its whole parameter block.
-constexpr uint32_t kSmallTable = 30;    // most operators
+constexpr uint32_t kSmallTable = 30;  // most operators
 constexpr uint32_t kMediumTable = 1024;
-constexpr uint32_t kLargeTable = 4000;  // 32000 bytes, under CUDA's 32764-byte limit
-constexpr uint32_t kMaxSlicePieces = 1024;       // column table held in shared memory
+constexpr uint32_t kLargeTable = 4000;      // 32000 bytes, under CUDA's 32764-byte limit
+constexpr uint32_t kMaxSlicePieces = 1024;  // column table held in shared memory
 
 template <uint32_t kCapacity>
 struct PointerTable {
@@ -251,9 +251,9 @@ class CudaCopyKernel final : public Kernel {
   Status initialize(std::byte* persistent, void* stream) const override {
     DeviceGuard guard(ordinal_);
     const auto s = static_cast<cudaStream_t>(stream);
-    ODML_RETURN_IF_ERROR(cuda_status(cudaMemcpyAsync(persistent, items_.data(), items_.size() * sizeof(DeviceItem),
-                                                     cudaMemcpyHostToDevice, s),
-                                     "cuda.copy: uploading the items"));
+    ODML_RETURN_IF_ERROR(cuda_status(
+        cudaMemcpyAsync(persistent, items_.data(), items_.size() * sizeof(DeviceItem), cudaMemcpyHostToDevice, s),
+        "cuda.copy: uploading the items"));
     return cuda_status(cudaMemcpyAsync(persistent + block_table_offset(), block_items_.data(),
                                        block_items_.size() * sizeof(uint32_t), cudaMemcpyHostToDevice, s),
                        "cuda.copy: uploading the block table");
@@ -324,7 +324,10 @@ __device__ __forceinline__ void slices_chunk(const SlicesShape& shape, const Dev
     uint32_t lo = 0, hi = shape.pieces - 1;  // the last piece whose column <= column
     while (lo < hi) {
       const uint32_t mid = (lo + hi + 1) / 2;
-      if (pieces[mid].column <= column) lo = mid; else hi = mid - 1;
+      if (pieces[mid].column <= column)
+        lo = mid;
+      else
+        hi = mid - 1;
     }
     Whole* whole = reinterpret_cast<Whole*>(reinterpret_cast<Unit*>(table.p[shape.slot]) + shape.offset +
                                             uint64_t{row} * shape.row_stride + column);
@@ -334,9 +337,12 @@ __device__ __forceinline__ void slices_chunk(const SlicesShape& shape, const Dev
 #pragma unroll
     for (uint32_t u = 0; u < kVector; ++u) {
       const DevicePiece& pc = pieces[piece];
-      Unit* p = reinterpret_cast<Unit*>(table.p[pc.slot]) + pc.offset + uint64_t{row} * pc.row_stride +
-                (column - pc.column);
-      if (shape.join) data.units[u] = *p; else *p = data.units[u];
+      Unit* p =
+          reinterpret_cast<Unit*>(table.p[pc.slot]) + pc.offset + uint64_t{row} * pc.row_stride + (column - pc.column);
+      if (shape.join)
+        data.units[u] = *p;
+      else
+        *p = data.units[u];
       if (++column == last_column) {
         column = 0;
         ++row;
@@ -450,7 +456,8 @@ SlicesLayout slices_layout(const CopyPlan& plan) {
   const bool dense = layout.rows == 1 || layout.shape.row_stride == column;
   const uint32_t vector = 16 / width;
   const bool vectors = vector > 1 && whole_alignment >= 16 && layout.shape.offset % vector == 0 &&
-                       count % vector == 0 && (dense || (column % vector == 0 && layout.shape.row_stride % vector == 0));
+                       count % vector == 0 &&
+                       (dense || (column % vector == 0 && layout.shape.row_stride % vector == 0));
   layout.shape.vector = vectors ? vector : 1;
   layout.shape.row_length = FastDivmod(static_cast<uint32_t>(column));
   layout.shape.vectors = static_cast<uint32_t>(count / layout.shape.vector);

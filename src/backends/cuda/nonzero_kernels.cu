@@ -1,15 +1,19 @@
 // NONZERO_COORDINATES on the GPU in one pass over the input: a single-pass scan with decoupled
 // look-back (Merrill and Garland, "Single-pass Parallel Prefix Scan with Decoupled Look-back").
 //
-// Each block takes the next tile of kThreads * kBytesPerThread input bytes (tiles are handed out
-// by an atomic ticket, so a block only ever waits for tiles that running blocks own), flags its
-// non-zero elements, counts them with a block scan, and publishes the count in the tile's status
-// word. Warp 0 then reads its predecessors' statuses, summing counts until it meets a tile that
-// has published its inclusive prefix, which gives the tile's first output row; it publishes its
-// own inclusive prefix in turn. The block stages the local indices of its non-zeros in shared
-// memory and writes the coordinate words from there, consecutive threads to consecutive
-// addresses. The last tile writes the count. Nothing waits for the host; the temporary region
-// (ticket and statuses) is cleared by a memset node on the same stream.
+// Block b handles tile b: kThreads * kVectors 16-byte vectors of input, read striped across the
+// block so that every load instruction is coalesced. It flags the non-zero elements, counts them
+// with a block scan, and publishes the count in the tile's status word. Warp 0 then reads its
+// predecessors' statuses, summing counts until it meets a tile that has published its inclusive
+// prefix, which gives the tile's first output row; it publishes its own inclusive prefix in turn.
+// The block stages the local indices of its non-zeros in shared memory and writes the coordinate
+// words from there, consecutive threads to consecutive addresses. The last tile writes the count.
+//
+// Tile b waits only for tiles below b. Like CUB's single-pass scans, this relies on the GPU
+// starting a grid's blocks in index order, so that a waited-for block is always running. (An
+// atomic ticket would not rely on it, but it measured slower: it adds a round trip between a
+// block's start and its first publication, which every later tile waits for.)
+// Nothing waits for the host; the statuses are cleared by a memset node on the same stream.
 #include <algorithm>
 
 #include "backends/cuda/cuda_backend.h"
@@ -48,7 +52,6 @@ struct NonzeroParams {
   const std::byte* input;
   uint32_t* count;
   uint32_t* coordinates;
-  uint32_t* ticket;
   uint64_t* statuses;
   uint32_t elements;
   uint32_t tiles;
@@ -104,21 +107,14 @@ __device__ __forceinline__ bool full_tile(const NonzeroParams& p, uint32_t tile)
   return tile < p.tiles && (uint64_t{tile} + 1) * kTileItems <= p.elements;
 }
 
-// Starts the loads of a full tile of a contiguous input; the registers are consumed one loop
-// iteration later, so the loads run while the block scans and writes the current tile.
-template <class T>
-__device__ __forceinline__ void prefetch(const NonzeroParams& p, uint32_t tile, uint4 (&raw)[kVectors]) {
-  if (!full_tile<T>(p, tile)) return;
-  const uint4* v = reinterpret_cast<const uint4*>(p.input) + uint64_t{tile} * kThreads * kVectors;
-#pragma unroll
-  for (uint32_t k = 0; k < kVectors; ++k) raw[k] = v[k * kThreads + threadIdx.x];
-}
-
 template <class T, bool kContiguous>
-__device__ __forceinline__ void load_flags(const NonzeroParams& p, uint32_t tile, const uint4 (&raw)[kVectors],
-                                           uint32_t (&flags)[kVectors]) {
+__device__ __forceinline__ void load_flags(const NonzeroParams& p, uint32_t tile, uint32_t (&flags)[kVectors]) {
   constexpr uint32_t E = 16 / sizeof(T);
   if (kContiguous && full_tile<T>(p, tile)) {
+    const uint4* v = reinterpret_cast<const uint4*>(p.input) + uint64_t{tile} * kThreads * kVectors;
+    uint4 raw[kVectors];
+#pragma unroll
+    for (uint32_t k = 0; k < kVectors; ++k) raw[k] = v[k * kThreads + threadIdx.x];
 #pragma unroll
     for (uint32_t k = 0; k < kVectors; ++k) {
       constexpr uint32_t kPerWord = 4 / sizeof(T);
@@ -171,28 +167,35 @@ __device__ uint32_t look_back(const NonzeroParams& p, uint32_t tile) {
   uint32_t prefix = 0;
   int64_t nearest = int64_t{tile} - 1;
   while (true) {
+    // Wait until the window is known from the nearest predecessor back to the first inclusive
+    // prefix (or to its end): later statuses don't matter.
     uint64_t status[kLookBackPerLane];
+    uint32_t sum = 0;
+    bool found = false;
     uint32_t sleep = 8;
     while (true) {
-      bool ready = true;
 #pragma unroll
       for (uint32_t j = 0; j < kLookBackPerLane; ++j) {
         const int64_t predecessor = nearest - lane * kLookBackPerLane - j;
         status[j] = predecessor >= 0 ? load_relaxed(&p.statuses[predecessor]) : kInclusive;
-        ready = ready && (status[j] >> 32) != 0;
       }
-      if (__all_sync(0xFFFFFFFFu, ready)) break;
+      bool ready = true;  // every status up to this lane's first inclusive prefix is published
+      sum = 0;
+      found = false;
+#pragma unroll
+      for (uint32_t j = 0; j < kLookBackPerLane; ++j) {
+        if (found) break;
+        ready = ready && (status[j] >> 32) != 0;
+        sum += static_cast<uint32_t>(status[j]);
+        found = ready && (status[j] & ~uint64_t{0xFFFFFFFFu}) == kInclusive;
+      }
+      const uint32_t stops = __ballot_sync(0xFFFFFFFFu, found);
+      const uint32_t complete = __ballot_sync(0xFFFFFFFFu, ready);
+      // Lanes up to the first one that stops must be complete.
+      const uint32_t needed = stops ? 0xFFFFFFFFu >> (31 - (__ffs(stops) - 1)) : 0xFFFFFFFFu;
+      if ((complete & needed) == needed) break;
       __nanosleep(sleep);
       sleep = min(sleep * 2, 256u);
-    }
-    // This lane's sum, nearest first, up to and including its first inclusive prefix.
-    uint32_t sum = 0;
-    bool found = false;
-#pragma unroll
-    for (uint32_t j = 0; j < kLookBackPerLane; ++j) {
-      if (found) break;
-      sum += static_cast<uint32_t>(status[j]);
-      found = (status[j] & ~uint64_t{0xFFFFFFFFu}) == kInclusive;
     }
     const uint32_t inclusive = __ballot_sync(0xFFFFFFFFu, found);
     if (inclusive != 0) {
@@ -204,114 +207,92 @@ __device__ uint32_t look_back(const NonzeroParams& p, uint32_t tile) {
   }
 }
 
-// Each block loops over tiles it claims with an atomic ticket, always holding the tile it works on
-// and the next one: the next tile's loads are issued before the current tile is scanned and
-// written, and the ticket for the tile after is claimed meanwhile, so neither latency is exposed.
-// A block works on its tiles in increasing order and only waits for lower tiles, so the holder of
-// the lowest unfinished tile is always working on it: no deadlock, whatever the block scheduling.
 template <class T, bool kContiguous>
 __global__ void __launch_bounds__(kThreads) nonzero_kernel(const NonzeroParams p) {
   constexpr uint32_t E = 16 / sizeof(T);
   constexpr uint32_t kTileItems = kThreads * kVectors * E;
   static_assert(kVectors * 16 <= 64, "the per-vector counts are packed in 16-bit fields of a 64-bit scan");
-  __shared__ uint32_t ticket_shared, prefix_shared;
+  __shared__ uint32_t prefix_shared;
   __shared__ uint64_t total_shared;  // the four regions' counts, 16 bits each
   __shared__ uint64_t warp_offsets[kWarps];
   __shared__ uint16_t selected[kTileItems];  // local indices of the tile's non-zeros, in order
   __shared__ alignas(16) uint32_t column_words[sizeof(Columns) / 4];
   const Columns& columns = *reinterpret_cast<const Columns*>(column_words);
   const uint32_t lane = threadIdx.x & 31, warp = threadIdx.x / 32;
+  const uint32_t tile = blockIdx.x;
+  const uint32_t tile_begin = tile * kTileItems;  // < elements < 2^32
 
+  uint32_t flags[kVectors];
+  load_flags<T, kContiguous>(p, tile, flags);
   // Divisors indexed per lane by column: from shared memory, where lanes don't serialize.
   for (uint32_t i = threadIdx.x; i < sizeof(Columns) / 4; i += kThreads)
     column_words[i] = reinterpret_cast<const uint32_t*>(&p.column_tables)[i];
-  if (threadIdx.x == 0) ticket_shared = atomicAdd(p.ticket, 2u);  // this tile and the next
+
+  // Block scan of the per-vector counts, four 16-bit fields at once.
+  uint64_t mine = 0;
+#pragma unroll
+  for (uint32_t k = 0; k < kVectors; ++k) mine |= uint64_t{static_cast<uint32_t>(__popc(flags[k]))} << (16 * k);
+  const uint64_t inclusive = warp_inclusive_sum(mine);
+  if (lane == 31) warp_offsets[warp] = inclusive;
   __syncthreads();
-  uint32_t tile = ticket_shared, next = tile + 1;
-  uint4 raw[kVectors];
-  if (kContiguous) prefetch<T>(p, tile, raw);
-
-  while (tile < p.tiles) {
-    const uint32_t tile_begin = tile * kTileItems;  // < elements < 2^32
-    uint4 raw_next[kVectors];
-    if (kContiguous) prefetch<T>(p, next, raw_next);
-    uint32_t flags[kVectors];
-    load_flags<T, kContiguous>(p, tile, raw, flags);
-
-    // Block scan of the per-vector counts, four 16-bit fields at once.
-    uint64_t mine = 0;
+  if (warp == 0) {
+    const uint64_t total = lane < kWarps ? warp_offsets[lane] : 0;
+    const uint64_t running = warp_inclusive_sum(total);
+    __syncwarp();
+    if (lane < kWarps) warp_offsets[lane] = running - total;
+    const uint64_t packed_total = __shfl_sync(0xFFFFFFFFu, running, 31);
+    uint32_t tile_total = 0;
 #pragma unroll
-    for (uint32_t k = 0; k < kVectors; ++k) mine |= uint64_t{static_cast<uint32_t>(__popc(flags[k]))} << (16 * k);
-    const uint64_t inclusive = warp_inclusive_sum(mine);
-    if (lane == 31) warp_offsets[warp] = inclusive;
-    __syncthreads();
-    if (threadIdx.x == 0) ticket_shared = atomicAdd(p.ticket, 1u);  // the tile after next, read at the end
-    if (warp == 0) {
-      const uint64_t total = lane < kWarps ? warp_offsets[lane] : 0;
-      const uint64_t running = warp_inclusive_sum(total);
-      __syncwarp();
-      if (lane < kWarps) warp_offsets[lane] = running - total;
-      const uint64_t packed_total = __shfl_sync(0xFFFFFFFFu, running, 31);
-      uint32_t tile_total = 0;
-#pragma unroll
-      for (uint32_t k = 0; k < kVectors; ++k) tile_total += (packed_total >> (16 * k)) & 0xFFFF;
+    for (uint32_t k = 0; k < kVectors; ++k) tile_total += (packed_total >> (16 * k)) & 0xFFFF;
 
-      // Publish the tile's count, learn its first row, publish its inclusive prefix.
-      uint32_t prefix = 0;
-      if (tile == 0) {
-        if (lane == 0) store_relaxed(&p.statuses[0], kInclusive | tile_total);
-      } else {
-        if (lane == 0) store_relaxed(&p.statuses[tile], kAggregate | tile_total);
-        prefix = look_back(p, tile);
-        if (lane == 0) store_relaxed(&p.statuses[tile], kInclusive | (prefix + tile_total));
-      }
-      if (lane == 0) {
-        prefix_shared = prefix;
-        total_shared = packed_total;
-        if (tile == p.tiles - 1) *p.count = prefix + tile_total;
-      }
-    }
-    __syncthreads();
-
-    // Stage the local indices of this thread's non-zeros at their ranks.
-    const uint64_t packed_total = total_shared;
-    const uint64_t exclusive = warp_offsets[warp] + inclusive - mine;
-    uint32_t region_base = 0, tile_total = 0;
-#pragma unroll
-    for (uint32_t k = 0; k < kVectors; ++k) {
-      uint32_t rank = region_base + static_cast<uint32_t>((exclusive >> (16 * k)) & 0xFFFF);
-      for (uint32_t bits = flags[k]; bits != 0; bits &= bits - 1)
-        selected[rank++] = static_cast<uint16_t>(k * kThreads * E + threadIdx.x * E + __ffs(bits) - 1);
-      region_base += static_cast<uint32_t>((packed_total >> (16 * k)) & 0xFFFF);
-    }
-    tile_total = region_base;
-    __syncthreads();
-
-    // Write the coordinate words, consecutive threads to consecutive addresses.
-    const uint64_t first_row = prefix_shared;
-    const auto write = [&](uint32_t row, uint32_t column) {
-      const uint32_t index = tile_begin + selected[row];
-      uint32_t outer, coordinate;
-      columns.sizes[column].divmod(columns.inner[column].quotient(index), outer, coordinate);
-      p.coordinates[(first_row + row) * p.row_stride + uint64_t{column} * p.column_stride] = coordinate;
-    };
-    if (p.row_major) {
-      for (uint32_t w = threadIdx.x; w < tile_total * p.columns; w += kThreads) {
-        uint32_t row, column;
-        p.columns_div.divmod(w, row, column);
-        write(row, column);
-      }
+    // Publish the tile's count, learn its first row, publish its inclusive prefix.
+    uint32_t prefix = 0;
+    if (tile == 0) {
+      if (lane == 0) store_relaxed(&p.statuses[0], kInclusive | tile_total);
     } else {
-      for (uint32_t column = 0; column < p.columns; ++column)
-        for (uint32_t row = threadIdx.x; row < tile_total; row += kThreads) write(row, column);
+      if (lane == 0) store_relaxed(&p.statuses[tile], kAggregate | tile_total);
+      prefix = look_back(p, tile);
+      if (lane == 0) store_relaxed(&p.statuses[tile], kInclusive | (prefix + tile_total));
     }
-    __syncthreads();  // selected and the shared words are reused by the next tile
-    tile = next;
-    next = ticket_shared;
-    if (kContiguous) {
+    if (lane == 0) {
+      prefix_shared = prefix;
+      total_shared = packed_total;
+      if (tile == p.tiles - 1) *p.count = prefix + tile_total;
+    }
+  }
+  __syncthreads();
+
+  // Stage the local indices of this thread's non-zeros at their ranks.
+  const uint64_t packed_total = total_shared;
+  if (packed_total == 0) return;
+  const uint64_t exclusive = warp_offsets[warp] + inclusive - mine;
+  uint32_t tile_total = 0;
 #pragma unroll
-      for (uint32_t k = 0; k < kVectors; ++k) raw[k] = raw_next[k];
+  for (uint32_t k = 0; k < kVectors; ++k) {
+    uint32_t rank = tile_total + static_cast<uint32_t>((exclusive >> (16 * k)) & 0xFFFF);
+    for (uint32_t bits = flags[k]; bits != 0; bits &= bits - 1)
+      selected[rank++] = static_cast<uint16_t>(k * kThreads * E + threadIdx.x * E + __ffs(bits) - 1);
+    tile_total += static_cast<uint32_t>((packed_total >> (16 * k)) & 0xFFFF);
+  }
+  __syncthreads();
+
+  // Write the coordinate words, consecutive threads to consecutive addresses.
+  const uint64_t first_row = prefix_shared;
+  const auto write = [&](uint32_t row, uint32_t column) {
+    const uint32_t index = tile_begin + selected[row];
+    uint32_t outer, coordinate;
+    columns.sizes[column].divmod(columns.inner[column].quotient(index), outer, coordinate);
+    p.coordinates[(first_row + row) * p.row_stride + uint64_t{column} * p.column_stride] = coordinate;
+  };
+  if (p.row_major) {
+    for (uint32_t w = threadIdx.x; w < tile_total * p.columns; w += kThreads) {
+      uint32_t row, column;
+      p.columns_div.divmod(w, row, column);
+      write(row, column);
     }
+  } else {
+    for (uint32_t column = 0; column < p.columns; ++column)
+      for (uint32_t row = threadIdx.x; row < tile_total; row += kThreads) write(row, column);
   }
 }
 
@@ -354,15 +335,9 @@ class CudaNonzeroKernel final : public Kernel {
     p.row_stride = static_cast<uint32_t>(plan.row_stride);
     p.column_stride = static_cast<uint32_t>(plan.column_stride);
     p.row_major = plan.column_stride <= plan.row_stride;
-
-    // As many blocks as fit on the device at once; each loops over tiles.
-    DeviceGuard guard(ordinal_);
-    int per_multiprocessor = 1;
-    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_multiprocessor, kernel_, kThreads, 0);
-    blocks_ = std::min<uint64_t>(p.tiles, uint64_t(std::max(per_multiprocessor, 1)) * device.multiprocessors());
   }
 
-  uint64_t temporary_bytes() const override { return 8 + uint64_t{params_.tiles} * 8; }
+  uint64_t temporary_bytes() const override { return uint64_t{params_.tiles} * 8; }
 
   Status execute(const ExecuteArgs& args) const override {
     DeviceGuard guard(ordinal_);
@@ -373,16 +348,14 @@ class CudaNonzeroKernel final : public Kernel {
     p.input = args.inputs[0];
     p.count = reinterpret_cast<uint32_t*>(args.outputs[0]);
     p.coordinates = reinterpret_cast<uint32_t*>(args.outputs[1]);
-    p.ticket = reinterpret_cast<uint32_t*>(args.temporary);
-    p.statuses = reinterpret_cast<uint64_t*>(args.temporary + 8);
-    kernel_<<<static_cast<uint32_t>(blocks_), kThreads, 0, stream>>>(p);
+    p.statuses = reinterpret_cast<uint64_t*>(args.temporary);
+    kernel_<<<p.tiles, kThreads, 0, stream>>>(p);
     return check_launch("cuda.nonzero", stream);
   }
 
  private:
   int ordinal_;
   KernelFunction kernel_ = nullptr;
-  uint64_t blocks_ = 1;
   NonzeroParams params_{};
 };
 
