@@ -42,9 +42,8 @@ uint32_t parse_iterations(std::string_view text, std::string_view option) {
 
 DML_FEATURE_LEVEL parse_level(std::string_view text, std::string_view option) {
   if (const std::optional<DML_FEATURE_LEVEL> level = parse_feature_level(text)) return *level;
-  std::string known;
-  for (DML_FEATURE_LEVEL level : kFeatureLevels) known += (known.empty() ? "" : ", ") + feature_level_name(level);
-  throw UsageError(std::string(option), "'" + std::string(text) + "' is not a feature level (" + known + ")");
+  throw UsageError(std::string(option), "'" + std::string(text) + "' is not a feature level (" +
+                                            comma_list(kFeatureLevels, feature_level_name) + ")");
 }
 
 }  // namespace

@@ -68,15 +68,9 @@ const OperatorSpec kOperators[] = {
 };
 
 const OperatorSpec& read_operator_type(const Node& node) {
-  std::string text = node.string();
-  const std::string full = text;
-  if (text.starts_with("DML_OPERATOR_")) text.erase(0, 13);
-  std::string known;
-  for (const OperatorSpec& op : kOperators) {
-    if (op.name == text) return op;
-    known += (known.empty() ? "" : ", ") + std::string("DML_OPERATOR_") + std::string(op.name);
-  }
-  node.fail("'" + full + "' is not supported; opendml-dispatch runs " + known);
+  std::vector<std::string_view> names;
+  for (const OperatorSpec& op : kOperators) names.push_back(op.name);
+  return kOperators[read_enum(node, "DML_OPERATOR_", names)];
 }
 
 // DML_BUFFER_TENSOR_DESC's fields, then DML_TENSOR_DESC's Type, which the short form allows.
@@ -88,6 +82,9 @@ constexpr std::string_view kBufferFields[] = {"DataType",
                                               "TotalTensorSizeInBytes",
                                               "GuaranteedBaseOffsetAlignment",
                                               "Type"};
+
+constexpr std::string_view kFlagNames[] = {"NONE", "OWNED_BY_DML"};  // DML_TENSOR_FLAGS 0 and 1
+constexpr std::string_view kTensorTypeNames[] = {"BUFFER"};          // INVALID is no tensor
 
 opendml::TensorDesc read_buffer_desc(const Node& node, bool short_form) {
   node.expect_object(std::span(kBufferFields).first(std::size(kBufferFields) - (short_form ? 0 : 1)));
@@ -107,8 +104,7 @@ opendml::TensorDesc read_buffer_desc(const Node& node, bool short_form) {
   }
   DML_TENSOR_FLAGS flags = DML_TENSOR_FLAG_NONE;
   if (const std::optional<Node> f = node.find("Flags"))
-    flags = static_cast<DML_TENSOR_FLAGS>(read_enum(
-        *f, "DML_TENSOR_FLAG_", {{"NONE", DML_TENSOR_FLAG_NONE}, {"OWNED_BY_DML", DML_TENSOR_FLAG_OWNED_BY_DML}}));
+    flags = static_cast<DML_TENSOR_FLAGS>(read_enum(*f, "DML_TENSOR_FLAG_", kFlagNames));
   opendml::TensorDesc desc(type, std::move(sizes), std::move(strides), flags);
   if (const std::optional<Node> total = node.find("TotalTensorSizeInBytes")) desc.total_size(total->uint64());
   if (const std::optional<Node> alignment = node.find("GuaranteedBaseOffsetAlignment"))
@@ -119,8 +115,7 @@ opendml::TensorDesc read_buffer_desc(const Node& node, bool short_form) {
 // A DML_TENSOR_DESC: the short form (the buffer desc's fields, Type optional) or the long form
 // { "Type": ..., "Desc": { ... } }.
 opendml::TensorDesc read_tensor_desc(const Node& node) {
-  if (node.json().is_object() && node.find("Type"))
-    read_enum(*node.find("Type"), "DML_TENSOR_TYPE_", {{"BUFFER", DML_TENSOR_TYPE_BUFFER}});
+  if (node.json().is_object() && node.find("Type")) read_enum(*node.find("Type"), "DML_TENSOR_TYPE_", kTensorTypeNames);
   if (!node.json().is_object() || !node.find("Desc")) return read_buffer_desc(node, true);
   node.expect_object({"Type", "Desc"});
   return read_buffer_desc(node.at("Desc"), false);

@@ -27,6 +27,14 @@ class UsageError : public ModelError {
   using ModelError::ModelError;
 };
 
+// "a, b, c": the allowed values, for a message. `name` turns an item into its text.
+template <class Items, class Name>
+std::string comma_list(const Items& items, Name name) {
+  std::string text;
+  for (const auto& item : items) text += (text.empty() ? "" : ", ") + std::string(name(item));
+  return text;
+}
+
 // Runs a call into opendml and reports its failure (the library's message names the operator,
 // the field, the value and the rule) at `place` in the model.
 template <class Call>

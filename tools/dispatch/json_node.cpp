@@ -1,6 +1,7 @@
 #include "json_node.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <set>
 
@@ -13,12 +14,6 @@ namespace {
 std::string quote(const Json& value) {
   std::string text = value.dump();
   if (text.size() > 40) text = text.substr(0, 37) + "...";
-  return text;
-}
-
-std::string join(std::span<const std::string_view> names) {
-  std::string text;
-  for (std::string_view name : names) text += (text.empty() ? "" : ", ") + std::string(name);
   return text;
 }
 
@@ -116,7 +111,7 @@ void Node::expect_object(std::span<const std::string_view> known) const {
   expect(json().is_object(), "an object");
   for (const auto& [key, value] : json().items())
     if (std::find(known.begin(), known.end(), key) == known.end())
-      fail("unknown field '" + key + "' (known fields: " + join(known) + ")");
+      fail("unknown field '" + key + "' (known fields: " + comma_list(known, std::identity()) + ")");
 }
 
 std::optional<Node> Node::find(std::string_view key) const {

@@ -3,28 +3,25 @@
 #include <string>
 
 #include "core/data_type.h"
+#include "errors.h"
 
 namespace opendml::tool {
 
 DML_TENSOR_DATA_TYPE read_data_type(const Node& node) {
   const std::string text = node.string();
   if (const std::optional<DML_TENSOR_DATA_TYPE> type = parse_data_type(text)) return *type;
-  std::string known;
-  for (const DataTypeInfo& info : kDataTypes) known += (known.empty() ? "" : ", ") + std::string(info.name);
-  node.fail("'" + text + "' is not a DML_TENSOR_DATA_TYPE (" + known + ")");
+  node.fail("'" + text + "' is not a DML_TENSOR_DATA_TYPE (" +
+            comma_list(kDataTypes, [](const DataTypeInfo& info) { return info.name; }) + ")");
 }
 
-uint32_t read_enum(const Node& node, std::string_view prefix,
-                   std::initializer_list<std::pair<std::string_view, uint32_t>> values) {
-  const std::string full = node.string();
-  std::string_view text = full;
-  if (text.starts_with(prefix)) text.remove_prefix(prefix.size());
-  std::string known;
-  for (const auto& [name, value] : values) {
-    if (name == text) return value;
-    known += (known.empty() ? "" : ", ") + std::string(prefix) + std::string(name);
-  }
-  node.fail("'" + full + "' is not one of " + known);
+size_t read_enum(const Node& node, std::string_view prefix, std::span<const std::string_view> names) {
+  const std::string text = node.string();
+  std::string_view name = text;
+  if (name.starts_with(prefix)) name.remove_prefix(prefix.size());
+  for (size_t i = 0; i < names.size(); ++i)
+    if (names[i] == name) return i;
+  node.fail("'" + text + "' is not one of " +
+            comma_list(names, [&](std::string_view n) { return std::string(prefix) + std::string(n); }));
 }
 
 }  // namespace opendml::tool

@@ -2,10 +2,9 @@
 // "DML_TENSOR_DATA_TYPE_FLOAT32"); the data type names come from core/data_type.h.
 #pragma once
 
-#include <cstdint>
-#include <initializer_list>
+#include <cstddef>
+#include <span>
 #include <string_view>
-#include <utility>
 
 #include "json_node.h"
 #include "opendml/directml.h"
@@ -15,9 +14,8 @@ namespace opendml::tool {
 // A DML_TENSOR_DATA_TYPE other than UNKNOWN.
 DML_TENSOR_DATA_TYPE read_data_type(const Node& node);
 
-// The value of one of `values` (names without `prefix`), e.g. read_enum(node, "DML_TENSOR_FLAG_",
-// {{"NONE", 0}, {"OWNED_BY_DML", 1}}).
-uint32_t read_enum(const Node& node, std::string_view prefix,
-                   std::initializer_list<std::pair<std::string_view, uint32_t>> values);
+// The position in `names` (spelled without `prefix`) of the name the node holds, e.g.
+// read_enum(node, "DML_TENSOR_FLAG_", {"NONE", "OWNED_BY_DML"}) for "DML_TENSOR_FLAG_OWNED_BY_DML" is 1.
+size_t read_enum(const Node& node, std::string_view prefix, std::span<const std::string_view> names);
 
 }  // namespace opendml::tool
