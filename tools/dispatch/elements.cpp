@@ -165,12 +165,12 @@ std::string encode_element(const Json& value, DML_TENSOR_DATA_TYPE type, std::by
   });
 }
 
-std::string format_elements(DML_TENSOR_DATA_TYPE type, const std::byte* src, uint64_t count) {
+std::string format_elements(DML_TENSOR_DATA_TYPE type, std::span<const std::byte> elements) {
   std::string out;
   visit_element_type(type, [&]<class T>(std::type_identity<T>) {
-    for (uint64_t i = 0; i < count; ++i) {
-      if (i > 0) out += ", ";
-      append_element<T>(out, src + i * sizeof(T));
+    for (size_t offset = 0; offset + sizeof(T) <= elements.size(); offset += sizeof(T)) {
+      if (offset > 0) out += ", ";
+      append_element<T>(out, elements.data() + offset);
     }
   });
   return out;

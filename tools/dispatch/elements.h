@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -53,6 +54,6 @@ std::string encode_element(const Json& value, DML_TENSOR_DATA_TYPE type, std::by
 // "v0, v1, ...": integers in decimal; floats without decimals when whole (1, 2, 3), otherwise in
 // the shortest form that reads back to the same value (3.5, -5.2), and nan, inf, -inf. FLOAT16
 // is converted exactly to float first.
-std::string format_elements(DML_TENSOR_DATA_TYPE type, const std::byte* src, uint64_t count);
+std::string format_elements(DML_TENSOR_DATA_TYPE type, std::span<const std::byte> elements);
 
 }  // namespace opendml::tool

@@ -102,12 +102,12 @@ void Executor::run(std::ostream& out) {
     } else if (const auto* print = std::get_if<PrintCommand>(&command.action)) {
       const Resource& r = model_.resources[print->resource];
       const std::vector<std::byte> bytes = at_place(command.place, [&] { return download(print->resource); });
-      out << "Resource '" << r.name << "': " << format_elements(r.type, bytes.data(), r.element_count) << "\n";
+      out << "Resource '" << r.name << "': " << format_elements(r.type, bytes) << "\n";
     } else {
       const auto& write = std::get<WriteFileCommand>(command.action);
       const Resource& r = model_.resources[write.resource];
       const std::vector<std::byte> bytes = at_place(command.place, [&] { return download(write.resource); });
-      write_file(write.target, write.format == FileFormat::kNpy ? make_npy(r.type, bytes, r.element_count) : bytes,
+      write_file(write.target, write.format == FileFormat::kNpy ? make_npy(r.type, bytes) : bytes,
                  command.place + ".targetPath");
     }
   }

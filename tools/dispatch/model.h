@@ -21,10 +21,9 @@ inline constexpr uint64_t kMaxResourceBytes = uint64_t{1} << 32;
 
 struct Resource {
   std::string name;
-  DML_TENSOR_DATA_TYPE type;  // of the initial values: print, writeFile and element offsets use it
-  uint64_t element_count;     // of the initial values
-  std::vector<std::byte> initial_bytes;
-  uint64_t size_in_bytes;  // of the device buffer: the initial bytes or sizeInBytes, rounded up to 4
+  DML_TENSOR_DATA_TYPE type;             // of the initial values: print, writeFile and element offsets use it
+  std::vector<std::byte> initial_bytes;  // print and writeFile show as many
+  uint64_t size_in_bytes;                // of the device buffer: the initial bytes or sizeInBytes, rounded up to 4
 };
 
 // A tensor field of an operator desc, which a dispatch binds by name ("InputTensors").

@@ -190,13 +190,13 @@ NpyArray parse_npy(std::span<const std::byte> bytes, const std::string& file_nam
                                 shape_text(header.shape) + " of '" + header.descr + "' needs " +
                                 std::to_string(needed));
   const auto* data = bytes.data() + data_start;
-  return {type, count, std::vector<std::byte>(data, data + data_bytes)};
+  return {type, std::vector<std::byte>(data, data + data_bytes)};
 }
 
-std::vector<std::byte> make_npy(DML_TENSOR_DATA_TYPE type, std::span<const std::byte> data, uint64_t element_count) {
+std::vector<std::byte> make_npy(DML_TENSOR_DATA_TYPE type, std::span<const std::byte> data) {
   const char order = element_bytes(type) == 1 ? '|' : '<';
   std::string header = std::string("{'descr': '") + order + dtype_code(type) + "', 'fortran_order': False, 'shape': (" +
-                       std::to_string(element_count) + ",), }";
+                       std::to_string(data.size() / element_bytes(type)) + ",), }";
   // NumPy pads the header with spaces so that the data starts at a multiple of 64, then a newline.
   header.append(63 - (10 + header.size()) % 64, ' ');
   header += '\n';

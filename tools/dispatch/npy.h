@@ -13,8 +13,7 @@ namespace opendml::tool {
 
 struct NpyArray {
   DML_TENSOR_DATA_TYPE type;
-  uint64_t element_count;  // the shape's product; the data is flat
-  std::vector<std::byte> data;
+  std::vector<std::byte> data;  // the shape's product of elements, flat
 };
 
 // Reads a whole .npy file. Anything else is a ModelError at `place` that names `file` and the
@@ -22,7 +21,7 @@ struct NpyArray {
 // data, an unsupported dtype, fortran_order True, or data whose length is not what the shape needs.
 NpyArray parse_npy(std::span<const std::byte> bytes, const std::string& file, const std::string& place);
 
-// A 1-D .npy file of `element_count` elements of `type`.
-std::vector<std::byte> make_npy(DML_TENSOR_DATA_TYPE type, std::span<const std::byte> data, uint64_t element_count);
+// A 1-D .npy file of the elements of `type` in `data`.
+std::vector<std::byte> make_npy(DML_TENSOR_DATA_TYPE type, std::span<const std::byte> data);
 
 }  // namespace opendml::tool

@@ -16,7 +16,6 @@ namespace {
 
 struct InitialValues {
   DML_TENSOR_DATA_TYPE type;
-  uint64_t element_count;
   std::vector<std::byte> bytes;
 };
 
@@ -27,13 +26,13 @@ DML_TENSOR_DATA_TYPE require_type(const std::optional<DML_TENSOR_DATA_TYPE>& typ
   return *type;
 }
 
-// Room for `count` elements of `type`, within the size limit of a resource.
-std::vector<std::byte> allocate(uint64_t count, DML_TENSOR_DATA_TYPE type, const Node& place) {
+// The bytes of `count` elements of `type`, once checked against a resource's limits.
+uint64_t checked_bytes(uint64_t count, DML_TENSOR_DATA_TYPE type, const Node& place) {
   if (count == 0) place.fail("there are no initial values; a resource holds at least one element");
   if (count > kMaxResourceBytes / element_bytes(type))
     place.fail(std::to_string(count) + " elements of " + std::string(data_type_name(type)) +
                " exceed the limit of a resource, " + std::to_string(kMaxResourceBytes) + " bytes");
-  return std::vector<std::byte>(count * element_bytes(type));
+  return count * element_bytes(type);
 }
 
 void encode(const Json& value, DML_TENSOR_DATA_TYPE type, std::byte* dst, const Node& place,
@@ -43,7 +42,7 @@ void encode(const Json& value, DML_TENSOR_DATA_TYPE type, std::byte* dst, const 
 
 InitialValues from_array(const Node& values, DML_TENSOR_DATA_TYPE type) {
   const std::vector<Node> elements = values.elements();
-  InitialValues result{type, elements.size(), allocate(elements.size(), type, values)};
+  InitialValues result{type, std::vector<std::byte>(checked_bytes(elements.size(), type, values))};
   for (size_t i = 0; i < elements.size(); ++i)
     encode(elements[i].json(), type, result.bytes.data() + i * element_bytes(type), elements[i]);
   return result;
@@ -52,7 +51,7 @@ InitialValues from_array(const Node& values, DML_TENSOR_DATA_TYPE type) {
 InitialValues from_constant(const Node& values, DML_TENSOR_DATA_TYPE type) {
   values.expect_object({"valueCount", "value"});
   const uint64_t count = values.at("valueCount").uint64();
-  InitialValues result{type, count, allocate(count, type, values.at("valueCount"))};
+  InitialValues result{type, std::vector<std::byte>(checked_bytes(count, type, values.at("valueCount")))};
   const size_t size = element_bytes(type);
   encode(values.at("value").json(), type, result.bytes.data(), values.at("value"));
   for (uint64_t i = 1; i < count; ++i) std::memcpy(result.bytes.data() + i * size, result.bytes.data(), size);
@@ -68,7 +67,7 @@ InitialValues from_sequence(const Node& values, DML_TENSOR_DATA_TYPE type) {
   const Json& delta = values.at("valueDelta").json();
   for (const char* key : {"valueStart", "valueDelta"})
     if (!values.at(key).json().is_number()) values.at(key).fail("must be a number");
-  InitialValues result{type, count, allocate(count, type, values.at("valueCount"))};
+  InitialValues result{type, std::vector<std::byte>(checked_bytes(count, type, values.at("valueCount")))};
   const auto fits_int64 = [](const Json& v) {
     return v.is_number_integer() &&
            (!v.is_number_unsigned() || v.get<uint64_t>() <= uint64_t{std::numeric_limits<int64_t>::max()});
@@ -103,16 +102,16 @@ InitialValues from_file(const Node& values, const std::optional<DML_TENSOR_DATA_
     if (type && *type != array.type)
       type_node->fail("is " + std::string(data_type_name(*type)) + " but '" + path.string() + "' holds " +
                       std::string(data_type_name(array.type)) + "; leave it out for a .npy file");
-    allocate(array.element_count, array.type, source);  // the checks alone
-    return {array.type, array.element_count, std::move(array.data)};
+    checked_bytes(array.data.size() / element_bytes(array.type), array.type, source);
+    return {array.type, std::move(array.data)};
   }
   const DML_TENSOR_DATA_TYPE raw_type = require_type(type, values, "a raw .bin/.dat file");
   const size_t size = element_bytes(raw_type);
   if (bytes.size() % size != 0)
     source.fail("'" + path.string() + "' is " + std::to_string(bytes.size()) + " bytes, not a whole number of " +
                 std::string(data_type_name(raw_type)) + " elements (" + std::to_string(size) + " bytes each)");
-  allocate(bytes.size() / size, raw_type, source);
-  return {raw_type, bytes.size() / size, std::move(bytes)};
+  checked_bytes(bytes.size() / size, raw_type, source);
+  return {raw_type, std::move(bytes)};
 }
 
 InitialValues load_initial_values(const Node& values, const std::optional<Node>& type_node,
@@ -151,7 +150,7 @@ Resource load_resource(const std::string& name, const Node& node, const std::fil
       requested->fail("is " + std::to_string(bytes) + "; the limit is " + std::to_string(kMaxResourceBytes));
     size = bytes;
   }
-  return {name, values.type, values.element_count, std::move(values.bytes), (size + 3) & ~uint64_t{3}};
+  return {name, values.type, std::move(values.bytes), (size + 3) & ~uint64_t{3}};
 }
 
 }  // namespace opendml::tool
