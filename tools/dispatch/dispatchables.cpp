@@ -1,0 +1,171 @@
+// dispatchables.NAME: { "type": "DML_OPERATOR_JOIN", "desc": { fields named as the C struct's } },
+// built into the C++ API's owning descriptor classes (opendml.hpp).
+#include <algorithm>
+#include <map>
+#include <span>
+
+#include "json_node.h"
+#include "model.h"
+#include "model_enums.h"
+
+namespace opendml::tool {
+namespace {
+
+enum class FieldKind {
+  kTensor,       // const DML_TENSOR_DESC*
+  kTensorArray,  // const DML_TENSOR_DESC* with a count field
+  kCount,        // the count of the operator's tensor array; may be left out
+  kUint,
+};
+
+struct FieldSpec {
+  std::string_view name;
+  FieldKind kind;
+  bool output = false;  // for tensors
+};
+
+// A desc's fields as read: the tensors of each tensor field, and the UINT fields.
+struct DescFields {
+  std::map<std::string_view, std::vector<opendml::TensorDesc>> tensors;
+  std::map<std::string_view, uint32_t> uints;
+  const opendml::TensorDesc& tensor(std::string_view name) const { return tensors.at(name)[0]; }
+};
+
+struct OperatorSpec {
+  std::string_view name;              // without the DML_OPERATOR_ prefix
+  std::span<const FieldSpec> fields;  // in the C struct's order, which is also the binding order
+  std::unique_ptr<opendml::OperatorDesc> (*make)(const DescFields&);
+};
+
+constexpr FieldSpec kJoinFields[] = {{"InputCount", FieldKind::kCount},
+                                     {"InputTensors", FieldKind::kTensorArray},
+                                     {"OutputTensor", FieldKind::kTensor, true},
+                                     {"Axis", FieldKind::kUint}};
+constexpr FieldSpec kSplitFields[] = {{"InputTensor", FieldKind::kTensor},
+                                      {"OutputCount", FieldKind::kCount},
+                                      {"OutputTensors", FieldKind::kTensorArray, true},
+                                      {"Axis", FieldKind::kUint}};
+constexpr FieldSpec kNonzeroFields[] = {{"InputTensor", FieldKind::kTensor},
+                                        {"OutputCountTensor", FieldKind::kTensor, true},
+                                        {"OutputCoordinatesTensor", FieldKind::kTensor, true}};
+
+const OperatorSpec kOperators[] = {
+    {"JOIN", kJoinFields,
+     [](const DescFields& f) -> std::unique_ptr<opendml::OperatorDesc> {
+       return std::make_unique<opendml::JoinDesc>(f.tensors.at("InputTensors"), f.tensor("OutputTensor"),
+                                                  f.uints.at("Axis"));
+     }},
+    {"SPLIT", kSplitFields,
+     [](const DescFields& f) -> std::unique_ptr<opendml::OperatorDesc> {
+       return std::make_unique<opendml::SplitDesc>(f.tensor("InputTensor"), f.tensors.at("OutputTensors"),
+                                                   f.uints.at("Axis"));
+     }},
+    {"NONZERO_COORDINATES", kNonzeroFields,
+     [](const DescFields& f) -> std::unique_ptr<opendml::OperatorDesc> {
+       return std::make_unique<opendml::NonzeroCoordinatesDesc>(f.tensor("InputTensor"), f.tensor("OutputCountTensor"),
+                                                                f.tensor("OutputCoordinatesTensor"));
+     }},
+};
+
+const OperatorSpec& read_operator_type(const Node& node) {
+  std::vector<std::string_view> names;
+  for (const OperatorSpec& op : kOperators) names.push_back(op.name);
+  return kOperators[read_enum(node, "DML_OPERATOR_", names)];
+}
+
+// DML_BUFFER_TENSOR_DESC's fields, then DML_TENSOR_DESC's Type, which the short form allows.
+constexpr std::string_view kBufferFields[] = {"DataType",
+                                              "Flags",
+                                              "DimensionCount",
+                                              "Sizes",
+                                              "Strides",
+                                              "TotalTensorSizeInBytes",
+                                              "GuaranteedBaseOffsetAlignment",
+                                              "Type"};
+
+constexpr std::string_view kFlagNames[] = {"NONE", "OWNED_BY_DML"};  // DML_TENSOR_FLAGS 0 and 1
+constexpr std::string_view kTensorTypeNames[] = {"BUFFER"};          // INVALID is no tensor
+
+opendml::TensorDesc read_buffer_desc(const Node& node, bool short_form) {
+  node.expect_object(std::span(kBufferFields).first(std::size(kBufferFields) - (short_form ? 0 : 1)));
+  const DML_TENSOR_DATA_TYPE type = read_data_type(node.at("DataType"));
+  const Node sizes_node = node.at("Sizes");
+  std::vector<uint32_t> sizes = sizes_node.uint32_array();
+  // The C struct has one count for both arrays; JSON arrays carry their own, which must agree.
+  if (const std::optional<Node> count = node.find("DimensionCount"); count && count->uint32() != sizes.size())
+    count->fail("is " + std::to_string(count->uint32()) + " but Sizes has " + std::to_string(sizes.size()) +
+                " entries");
+  std::optional<std::vector<uint32_t>> strides;
+  if (const std::optional<Node> strides_node = node.find("Strides")) {
+    strides = strides_node->uint32_array();
+    if (strides->size() != sizes.size())
+      strides_node->fail("has " + std::to_string(strides->size()) + " entries but Sizes has " +
+                         std::to_string(sizes.size()) + "; there must be one stride per dimension");
+  }
+  DML_TENSOR_FLAGS flags = DML_TENSOR_FLAG_NONE;
+  if (const std::optional<Node> f = node.find("Flags"))
+    flags = static_cast<DML_TENSOR_FLAGS>(read_enum(*f, "DML_TENSOR_FLAG_", kFlagNames));
+  opendml::TensorDesc desc(type, std::move(sizes), std::move(strides), flags);
+  if (const std::optional<Node> total = node.find("TotalTensorSizeInBytes")) desc.total_size(total->uint64());
+  if (const std::optional<Node> alignment = node.find("GuaranteedBaseOffsetAlignment"))
+    desc.alignment(alignment->uint32());
+  return desc;
+}
+
+// A DML_TENSOR_DESC: the short form (the buffer desc's fields, Type optional) or the long form
+// { "Type": ..., "Desc": { ... } }.
+opendml::TensorDesc read_tensor_desc(const Node& node) {
+  if (node.json().is_object() && node.find("Type")) read_enum(*node.find("Type"), "DML_TENSOR_TYPE_", kTensorTypeNames);
+  if (!node.json().is_object() || !node.find("Desc")) return read_buffer_desc(node, true);
+  node.expect_object({"Type", "Desc"});
+  return read_buffer_desc(node.at("Desc"), false);
+}
+
+DescFields read_desc(const Node& desc, const OperatorSpec& op) {
+  std::vector<std::string_view> names;
+  for (const FieldSpec& field : op.fields) names.push_back(field.name);
+  desc.expect_object(names);
+
+  DescFields fields;
+  std::optional<Node> count;
+  for (const FieldSpec& field : op.fields) {
+    switch (field.kind) {
+      case FieldKind::kTensor: fields.tensors[field.name].push_back(read_tensor_desc(desc.at(field.name))); break;
+      case FieldKind::kTensorArray: {
+        auto& tensors = fields.tensors[field.name];
+        for (const Node& element : desc.at(field.name).elements()) tensors.push_back(read_tensor_desc(element));
+        if (count && count->uint32() != tensors.size())
+          count->fail("is " + std::to_string(count->uint32()) + " but " + std::string(field.name) + " has " +
+                      std::to_string(tensors.size()) + " entries");
+        break;
+      }
+      case FieldKind::kCount: count = desc.find(field.name); break;  // comes before its array
+      case FieldKind::kUint: fields.uints[field.name] = desc.at(field.name).uint32(); break;
+    }
+  }
+  return fields;
+}
+
+}  // namespace
+
+Dispatchable load_dispatchable(const std::string& name, const Node& node) {
+  node.expect_object({"type", "desc"});
+  const OperatorSpec& op = read_operator_type(node.at("type"));
+  const DescFields fields = read_desc(node.at("desc"), op);
+
+  Dispatchable result{name, node.place(), op.make(fields), {}, {}};
+  uint32_t positions[2] = {0, 0};  // inputs, outputs
+  for (const FieldSpec& field : op.fields) {
+    if (field.kind != FieldKind::kTensor && field.kind != FieldKind::kTensorArray) continue;
+    const std::vector<opendml::TensorDesc>& tensors = fields.tensors.at(field.name);
+    const auto count = static_cast<uint32_t>(tensors.size());
+    result.bind_points.push_back(
+        {std::string(field.name), field.output, field.kind == FieldKind::kTensorArray, positions[field.output], count});
+    positions[field.output] += count;
+    for (const opendml::TensorDesc& tensor : tensors)
+      if (!field.output) result.owned_inputs.push_back(tensor.buffer().Flags & DML_TENSOR_FLAG_OWNED_BY_DML);
+  }
+  return result;
+}
+
+}  // namespace opendml::tool

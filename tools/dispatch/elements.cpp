@@ -1,0 +1,179 @@
+#include "elements.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <optional>
+
+namespace opendml::tool {
+namespace {
+
+// Rounds to the nearest FLOAT16, ties to even; nullopt when a finite value rounds to infinity.
+// Scaling by a power of two is exact in double, so nearbyint does the one and only rounding.
+std::optional<uint16_t> half_from_double(double value) {
+  const uint16_t sign = std::signbit(value) ? 0x8000 : 0;
+  if (std::isnan(value)) return static_cast<uint16_t>(sign | 0x7E00);
+  if (std::isinf(value)) return static_cast<uint16_t>(sign | 0x7C00);
+  const double magnitude = std::fabs(value);
+  if (magnitude < 0x1p-14) {  // subnormal: units of 2^-24; 1024 units is the smallest normal, 0x400
+    return static_cast<uint16_t>(sign | static_cast<uint16_t>(std::nearbyint(magnitude * 0x1p24)));
+  }
+  int exponent;
+  std::frexp(magnitude, &exponent);
+  --exponent;  // magnitude is in [2^exponent, 2^(exponent+1))
+  double mantissa = std::nearbyint(std::ldexp(magnitude, 10 - exponent));  // in [1024, 2048]
+  if (mantissa == 2048) {
+    mantissa = 1024;
+    ++exponent;
+  }
+  if (exponent > 15) return std::nullopt;
+  return static_cast<uint16_t>(sign | (exponent + 15) << 10 | (static_cast<uint16_t>(mantissa) - 1024));
+}
+
+std::string out_of_range(const Json& value, DML_TENSOR_DATA_TYPE type, const std::string& range) {
+  return value.dump() + " is out of range for " + std::string(data_type_name(type)) + " (" + range + ")";
+}
+
+template <class T>
+void append_float(std::string& out, T value) {
+  if (std::isnan(value)) {
+    out += "nan";
+  } else if (std::isinf(value)) {
+    out += value < 0 ? "-inf" : "inf";
+  } else {
+    char text[64];
+    out.append(text, std::to_chars(text, text + sizeof text, value).ptr);  // shortest round-trip form
+  }
+}
+
+// A float element's value: a number, or one of the strings "nan", "inf", "-inf".
+std::string read_float(const Json& value, double& result) {
+  if (value.is_number()) {
+    result = value.get<double>();
+    return {};
+  }
+  if (value.is_string()) {
+    const std::string text = value.get<std::string>();
+    if (text == "nan") result = std::numeric_limits<double>::quiet_NaN();
+    if (text == "inf" || text == "-inf") result = text == "inf" ? INFINITY : -INFINITY;
+    if (text == "nan" || text == "inf" || text == "-inf") return {};
+    return value.dump() + " is not a number (the only strings allowed are \"nan\", \"inf\" and \"-inf\")";
+  }
+  return "must be a number, not " + json_type_name(value);
+}
+
+template <class T>
+std::string encode_float(const Json& value, DML_TENSOR_DATA_TYPE type, std::byte* dst) {
+  double number;
+  if (std::string why = read_float(value, number); !why.empty()) return why;
+  T element;
+  if constexpr (std::is_same_v<T, Half>) {
+    const std::optional<uint16_t> bits = half_from_double(number);
+    if (!bits) return out_of_range(value, type, "at most 65504 in magnitude");
+    element.bits = *bits;
+  } else {
+    element = static_cast<T>(number);
+    if (std::isfinite(number) && std::isinf(element)) {
+      std::string max;
+      append_float(max, std::numeric_limits<T>::max());
+      return out_of_range(value, type, "at most " + max + " in magnitude");
+    }
+  }
+  std::memcpy(dst, &element, sizeof(T));
+  return {};
+}
+
+template <class T>
+std::string encode_integer(const Json& value, DML_TENSOR_DATA_TYPE type, std::byte* dst) {
+  const std::string name(data_type_name(type));
+  if (value.is_string())
+    return value.dump() + " is not a number" +
+           (value == "nan" || value == "inf" || value == "-inf" ? "; nan and inf exist only in float types, not " + name
+                                                                : "");
+  if (!value.is_number()) return "must be a number, not " + json_type_name(value);
+  // The value as a sign and a magnitude that both fit 64 bits.
+  bool negative = false;
+  uint64_t magnitude = 0;
+  if (value.is_number_unsigned()) {
+    magnitude = value.get<uint64_t>();
+  } else if (value.is_number_integer()) {
+    const int64_t v = value.get<int64_t>();
+    negative = v < 0;
+    magnitude = negative ? uint64_t{0} - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+  } else {
+    const double v = value.get<double>();
+    if (!std::isfinite(v) || std::trunc(v) != v) return value.dump() + " is not a whole number, as " + name + " needs";
+    negative = v < 0;
+    if (std::fabs(v) >= 0x1p64)
+      magnitude = std::numeric_limits<uint64_t>::max();  // out of every range below
+    else
+      magnitude = static_cast<uint64_t>(std::fabs(v));
+  }
+  using Limits = std::numeric_limits<T>;
+  const uint64_t max_negative = std::is_signed_v<T> ? uint64_t{0} - static_cast<uint64_t>(Limits::min()) : 0;
+  if (negative ? magnitude > max_negative : magnitude > static_cast<uint64_t>(Limits::max()))
+    return out_of_range(value, type, std::to_string(Limits::min()) + " to " + std::to_string(Limits::max()));
+  const T element = negative ? static_cast<T>(uint64_t{0} - magnitude) : static_cast<T>(magnitude);
+  std::memcpy(dst, &element, sizeof(T));
+  return {};
+}
+
+template <class T>
+void append_element(std::string& out, const std::byte* src) {
+  T element;
+  std::memcpy(&element, src, sizeof(T));
+  if constexpr (std::is_same_v<T, Half>) {
+    append_float(out, half_to_float(element.bits));
+  } else if constexpr (std::is_floating_point_v<T>) {
+    append_float(out, element);
+  } else {
+    char text[32];
+    out.append(text, std::to_chars(text, text + sizeof text, element).ptr);
+  }
+}
+
+}  // namespace
+
+float half_to_float(uint16_t bits) {
+  const bool negative = bits & 0x8000;
+  const int exponent = (bits >> 10) & 0x1F;
+  const int mantissa = bits & 0x3FF;
+  float magnitude;
+  if (exponent == 0x1F)
+    magnitude = mantissa ? std::numeric_limits<float>::quiet_NaN() : INFINITY;
+  else if (exponent == 0)
+    magnitude = std::ldexp(static_cast<float>(mantissa), -24);
+  else
+    magnitude = std::ldexp(static_cast<float>(mantissa | 0x400), exponent - 25);
+  return negative ? -magnitude : magnitude;
+}
+
+bool is_element_type(DML_TENSOR_DATA_TYPE type) {
+  const DataTypeInfo* info = data_type_info(type);
+  return info != nullptr && info->bits >= 8;
+}
+
+uint32_t element_bytes(DML_TENSOR_DATA_TYPE type) { return data_type_info(type)->bits / 8; }
+
+std::string encode_element(const Json& value, DML_TENSOR_DATA_TYPE type, std::byte* dst) {
+  return visit_element_type(type, [&]<class T>(std::type_identity<T>) {
+    if constexpr (std::is_same_v<T, Half> || std::is_floating_point_v<T>)
+      return encode_float<T>(value, type, dst);
+    else
+      return encode_integer<T>(value, type, dst);
+  });
+}
+
+std::string format_elements(DML_TENSOR_DATA_TYPE type, std::span<const std::byte> elements) {
+  std::string out;
+  visit_element_type(type, [&]<class T>(std::type_identity<T>) {
+    for (size_t offset = 0; offset + sizeof(T) <= elements.size(); offset += sizeof(T)) {
+      if (offset > 0) out += ", ";
+      append_element<T>(out, elements.data() + offset);
+    }
+  });
+  return out;
+}
+
+}  // namespace opendml::tool

@@ -1,0 +1,49 @@
+// The two kinds of failure the tool reports, each as one line on stderr (main.cpp):
+// `opendml-dispatch: error: <place>: <why>`.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "opendml/opendml.hpp"
+
+namespace opendml::tool {
+
+// A problem with the model, its files, or a call the library refused. `place` says where in the
+// model it is, e.g. "dispatchables.join.desc.InputTensors[1].Sizes" or "commands[2]". Exit status 1.
+class ModelError : public std::runtime_error {
+ public:
+  ModelError(std::string place, const std::string& why) : std::runtime_error(why), place_(std::move(place)) {}
+  const std::string& place() const { return place_; }
+
+ private:
+  std::string place_;
+};
+
+// A problem with the command line; `place` is the option, e.g. "--feature-level". Exit status 2.
+class UsageError : public ModelError {
+ public:
+  using ModelError::ModelError;
+};
+
+// "a, b, c": the allowed values, for a message. `name` turns an item into its text.
+template <class Items, class Name>
+std::string comma_list(const Items& items, Name name) {
+  std::string text;
+  for (const auto& item : items) text += (text.empty() ? "" : ", ") + std::string(name(item));
+  return text;
+}
+
+// Runs a call into opendml and reports its failure (the library's message names the operator,
+// the field, the value and the rule) at `place` in the model.
+template <class Call>
+decltype(auto) at_place(const std::string& place, Call&& call) {
+  try {
+    return call();
+  } catch (const opendml::Error& e) {
+    throw ModelError(place, e.what());
+  }
+}
+
+}  // namespace opendml::tool

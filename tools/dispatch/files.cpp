@@ -1,0 +1,56 @@
+#include "files.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+#include "errors.h"
+
+namespace opendml::tool {
+namespace {
+
+struct FileCloser {
+  void operator()(std::FILE* file) const { std::fclose(file); }
+};
+using File = std::unique_ptr<std::FILE, FileCloser>;
+
+std::string quoted(const std::filesystem::path& path) { return "'" + path.string() + "'"; }
+
+}  // namespace
+
+FileFormat file_format(const std::filesystem::path& path, const std::string& place) {
+  const std::string extension = path.extension().string();
+  if (extension == ".npy") return FileFormat::kNpy;
+  if (extension == ".bin" || extension == ".dat") return FileFormat::kRaw;
+  throw ModelError(place, quoted(path) + " is neither .npy nor raw .bin/.dat; those are the file formats supported");
+}
+
+std::vector<std::byte> read_file(const std::filesystem::path& path, uint64_t max_bytes, const std::string& place) {
+  std::error_code error;
+  const auto status = std::filesystem::status(path, error);
+  if (error) throw ModelError(place, "cannot read " + quoted(path) + ": " + error.message());
+  if (!std::filesystem::is_regular_file(status)) throw ModelError(place, quoted(path) + " is not a regular file");
+  const uint64_t size = std::filesystem::file_size(path, error);
+  if (error) throw ModelError(place, "cannot read " + quoted(path) + ": " + error.message());
+  if (size > max_bytes)
+    throw ModelError(
+        place, quoted(path) + " is " + std::to_string(size) + " bytes; the limit is " + std::to_string(max_bytes));
+
+  File file(std::fopen(path.c_str(), "rb"));
+  if (!file) throw ModelError(place, "cannot open " + quoted(path) + ": " + std::strerror(errno));
+  std::vector<std::byte> bytes(size);
+  if (std::fread(bytes.data(), 1, size, file.get()) != size || std::fgetc(file.get()) != EOF)
+    throw ModelError(place, "cannot read " + quoted(path) + ": it changed size while being read");
+  return bytes;
+}
+
+void write_file(const std::filesystem::path& path, std::span<const std::byte> bytes, const std::string& place) {
+  File file(std::fopen(path.c_str(), "wb"));
+  if (!file) throw ModelError(place, "cannot write " + quoted(path) + ": " + std::strerror(errno));
+  const bool written = std::fwrite(bytes.data(), 1, bytes.size(), file.get()) == bytes.size();
+  if (!written || std::fclose(file.release()) != 0)
+    throw ModelError(place, "cannot write " + quoted(path) + ": " + std::strerror(errno));
+}
+
+}  // namespace opendml::tool

@@ -1,0 +1,168 @@
+#include "json_node.h"
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+#include <set>
+
+#include "errors.h"
+
+namespace opendml::tool {
+namespace {
+
+// A JSON value as it appears in a message, cut short when long.
+std::string quote(const Json& value) {
+  std::string text = value.dump();
+  if (text.size() > 40) text = text.substr(0, 37) + "...";
+  return text;
+}
+
+// Follows the parser through the document to find a key that repeats within one object, and to
+// name its place.
+class DuplicateKeyCheck {
+ public:
+  explicit DuplicateKeyCheck(const std::string& file) : file_(file) {}
+
+  bool operator()(int, nlohmann::detail::parse_event_t event, Json& parsed) {
+    using Event = nlohmann::detail::parse_event_t;
+    switch (event) {
+      case Event::object_start: frames_.push_back(Frame{true, {}, {}}); break;
+      case Event::array_start: frames_.push_back(Frame{false, {}, {}}); break;
+      case Event::key: {
+        Frame& frame = frames_.back();
+        frame.key = parsed.get<std::string>();
+        if (!frame.keys.insert(frame.key).second)
+          throw ModelError(place(), "the key '" + frame.key + "' appears twice; keys must be unique");
+        break;
+      }
+      case Event::object_end:
+      case Event::array_end:
+        frames_.pop_back();
+        next_element();
+        break;
+      case Event::value: next_element(); break;
+    }
+    return true;
+  }
+
+ private:
+  struct Frame {
+    bool object;
+    std::set<std::string> keys;
+    std::string key;   // the current member, in an object
+    size_t index = 0;  // the current element, in an array
+  };
+
+  void next_element() {
+    if (!frames_.empty() && !frames_.back().object) ++frames_.back().index;
+  }
+
+  std::string place() const {
+    std::string text;
+    for (const Frame& frame : frames_) {
+      if (frame.object)
+        text += (text.empty() ? "" : ".") + frame.key;
+      else
+        text += "[" + std::to_string(frame.index) + "]";
+    }
+    return text.empty() ? file_ : text;
+  }
+
+  const std::string& file_;
+  std::vector<Frame> frames_;
+};
+
+}  // namespace
+
+Json parse_json(std::string_view text, const std::string& file) {
+  try {
+    return Json::parse(text, DuplicateKeyCheck(file));
+  } catch (const nlohmann::json::exception& e) {
+    // nlohmann's messages start with "[json.exception.parse_error.101] ".
+    std::string why = e.what();
+    if (const size_t end = why.find("] "); why.starts_with("[json.exception.") && end != std::string::npos)
+      why.erase(0, end + 2);
+    throw ModelError(file, "invalid JSON: " + why);
+  }
+}
+
+std::string json_type_name(const Json& value) {
+  switch (value.type()) {
+    case Json::value_t::object: return "an object";
+    case Json::value_t::array: return "an array";
+    case Json::value_t::string: return "a string";
+    case Json::value_t::boolean: return "a boolean";
+    case Json::value_t::null: return "null";
+    default: return "a number";
+  }
+}
+
+void Node::fail(const std::string& why) const { throw ModelError(place_, why); }
+
+void Node::expect(bool ok, const char* what) const {
+  if (!ok) fail(std::string("must be ") + what + ", not " + json_type_name(json()));
+}
+
+std::string Node::child_place(std::string_view key) const {
+  return root_ ? std::string(key) : place_ + "." + std::string(key);
+}
+
+void Node::expect_object(std::span<const std::string_view> known) const {
+  expect(json().is_object(), "an object");
+  for (const auto& [key, value] : json().items())
+    if (std::find(known.begin(), known.end(), key) == known.end())
+      fail("unknown field '" + key + "' (known fields: " + comma_list(known, std::identity()) + ")");
+}
+
+std::optional<Node> Node::find(std::string_view key) const {
+  expect(json().is_object(), "an object");
+  const auto it = json().find(key);
+  if (it == json().end()) return std::nullopt;
+  return Node(*it, child_place(key));
+}
+
+Node Node::at(std::string_view key) const {
+  std::optional<Node> member = find(key);
+  if (!member) fail("missing required field '" + std::string(key) + "'");
+  return *member;
+}
+
+std::vector<std::pair<std::string, Node>> Node::members() const {
+  expect(json().is_object(), "an object");
+  std::vector<std::pair<std::string, Node>> result;
+  for (const auto& [key, value] : json().items()) result.emplace_back(key, Node(value, child_place(key)));
+  return result;
+}
+
+std::vector<Node> Node::elements() const {
+  expect(json().is_array(), "an array");
+  std::vector<Node> result;
+  for (size_t i = 0; i < json().size(); ++i) result.emplace_back(json()[i], place_ + "[" + std::to_string(i) + "]");
+  return result;
+}
+
+std::string Node::string() const {
+  expect(json().is_string(), "a string");
+  return json().get<std::string>();
+}
+
+uint64_t Node::uint64() const {
+  const bool ok = json().is_number_unsigned() || (json().is_number_integer() && json().get<int64_t>() >= 0);
+  if (!ok) fail("must be a non-negative integer, not " + quote(json()));
+  return json().get<uint64_t>();
+}
+
+uint32_t Node::uint32() const {
+  const uint64_t value = uint64();
+  if (value > std::numeric_limits<uint32_t>::max())
+    fail("is " + std::to_string(value) + "; it must fit in a UINT (at most 4294967295)");
+  return static_cast<uint32_t>(value);
+}
+
+std::vector<uint32_t> Node::uint32_array() const {
+  std::vector<uint32_t> result;
+  for (const Node& element : elements()) result.push_back(element.uint32());
+  return result;
+}
+
+}  // namespace opendml::tool

@@ -1,0 +1,65 @@
+// Reading JSON with its place in the model, so that every error can say where it is
+// ("dispatchables.join.desc.InputTensors[1].Sizes: must be an array, not a string").
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace opendml::tool {
+
+// Keeps the file's order of members, so that the first problem in the file is the one reported.
+using Json = nlohmann::ordered_json;
+
+// Parses a whole model file. Invalid JSON and a key repeated within one object are ModelErrors:
+// nlohmann would silently keep the last of two equal keys.
+Json parse_json(std::string_view text, const std::string& file);
+
+// "a string", "an object", ...: for messages.
+std::string json_type_name(const Json& value);
+
+// A JSON value and its place. Nodes refer to the Json they were made from, which must outlive them.
+class Node {
+ public:
+  // The model's root: its children's places start with their key ("resources"), and its own place
+  // is the file name.
+  static Node root(const Json& value, std::string file) { return Node(value, std::move(file), true); }
+  Node(const Json& value, std::string place) : Node(value, std::move(place), false) {}
+
+  const Json& json() const { return *value_; }
+  const std::string& place() const { return place_; }
+  [[noreturn]] void fail(const std::string& why) const;
+
+  // Requires an object whose keys are all in `known` (an unknown key is an error, so that a typo
+  // never passes silently).
+  void expect_object(std::span<const std::string_view> known) const;
+  void expect_object(std::initializer_list<std::string_view> known) const {
+    expect_object(std::span(known.begin(), known.size()));
+  }
+  std::optional<Node> find(std::string_view key) const;
+  Node at(std::string_view key) const;  // a required member
+  std::vector<std::pair<std::string, Node>> members() const;
+  std::vector<Node> elements() const;  // requires an array
+
+  std::string string() const;
+  uint64_t uint64() const;
+  uint32_t uint32() const;
+  std::vector<uint32_t> uint32_array() const;
+
+ private:
+  Node(const Json& value, std::string place, bool root) : value_(&value), place_(std::move(place)), root_(root) {}
+  std::string child_place(std::string_view key) const;
+  void expect(bool ok, const char* what) const;
+
+  const Json* value_;
+  std::string place_;
+  bool root_;
+};
+
+}  // namespace opendml::tool

@@ -1,0 +1,71 @@
+// opendml-dispatch: runs a DxDispatch-style JSON model with opendml (tools/README.md).
+// Every failure ends in exactly one line on stderr, `opendml-dispatch: error: <place>: <why>`.
+#include <iostream>
+#include <new>
+#include <string>
+
+#include "cli.h"
+#include "errors.h"
+#include "executor.h"
+#include "model.h"
+
+namespace {
+
+using opendml::tool::ModelError;
+using opendml::tool::UsageError;
+
+// One line, whatever the message holds: a JSON key or a file name may contain a newline.
+int report(const std::string& place, const std::string& why, int status) {
+  std::string line = "opendml-dispatch: error: " + (place.empty() ? "" : place + ": ") + why;
+  for (char& c : line)
+    if (static_cast<unsigned char>(c) < 0x20) c = ' ';
+  std::cout.flush();
+  std::cerr << line << std::endl;
+  return status;
+}
+
+// The adapter asked for, or "cuda" when it opens and "cpu" when it does not. A name the library
+// does not know is a usage error; one it knows but cannot open (no such GPU) is not.
+opendml::Device open_adapter(const std::optional<std::string>& adapter) {
+  if (!adapter) {
+    try {
+      return opendml::Device("cuda");
+    } catch (const opendml::Error&) {
+      return opendml::tool::at_place("--adapter", [] { return opendml::Device("cpu"); });
+    }
+  }
+  try {
+    return opendml::Device(*adapter);
+  } catch (const opendml::Error& e) {
+    const std::string why = "cannot open '" + *adapter + "': " + e.what();
+    if (e.status() == ODML_STATUS_INVALID_ARGUMENT) throw UsageError("--adapter", why);
+    throw ModelError("--adapter", why);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    const opendml::tool::Options options = opendml::tool::parse_command_line(argc, argv);
+    if (options.help) {
+      std::cout << opendml::tool::kUsage;
+      return 0;
+    }
+    const opendml::tool::Model model = opendml::tool::load_model(options.model);
+    const opendml::Device device = open_adapter(options.adapter);
+    std::cout << "Running on '" << device.name() << "'\n";
+    opendml::tool::Executor executor(model, device, options.feature_level, options.iterations);
+    executor.run(std::cout);
+    std::cout.flush();
+    return 0;
+  } catch (const UsageError& e) {
+    return report(e.place(), e.what(), 2);
+  } catch (const ModelError& e) {
+    return report(e.place(), e.what(), 1);
+  } catch (const std::bad_alloc&) {
+    return report("", "out of memory", 1);
+  } catch (const std::exception& e) {
+    return report("", std::string("internal error: ") + e.what(), 1);
+  }
+}

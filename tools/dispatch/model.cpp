@@ -1,0 +1,27 @@
+#include "model.h"
+
+#include <string_view>
+
+#include "json_node.h"
+
+namespace opendml::tool {
+
+Model load_model(const std::filesystem::path& path) {
+  const std::string file = path.string();
+  const std::vector<std::byte> bytes = read_file(path, kMaxResourceBytes, file);
+  const Json json = parse_json(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), file);
+  const Node root = Node::root(json, file);
+  // "$schema" is DxDispatch's pointer to its JSON schema: allowed, and otherwise ignored.
+  root.expect_object({"$schema", "resources", "dispatchables", "commands"});
+  if (const std::optional<Node> schema = root.find("$schema")) schema->string();
+
+  Model model;
+  for (const auto& [name, node] : root.at("resources").members())
+    model.resources.push_back(load_resource(name, node, path.parent_path()));
+  for (const auto& [name, node] : root.at("dispatchables").members())
+    model.dispatchables.push_back(load_dispatchable(name, node));
+  for (const Node& node : root.at("commands").elements()) model.commands.push_back(load_command(node, model));
+  return model;
+}
+
+}  // namespace opendml::tool

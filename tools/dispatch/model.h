@@ -1,0 +1,87 @@
+// A model file (SPEC.md section 6, DxDispatch's format), loaded and checked but not yet run:
+// everything that can be known without a device is checked here, so that a malformed model fails
+// before any command runs.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "files.h"
+#include "opendml/opendml.hpp"
+
+namespace opendml::tool {
+
+// Resources are capped so that a typo in a count fails with a message rather than exhausting memory.
+inline constexpr uint64_t kMaxResourceBytes = uint64_t{1} << 32;
+
+struct Resource {
+  std::string name;
+  DML_TENSOR_DATA_TYPE type;             // of the initial values: print, writeFile and element offsets use it
+  std::vector<std::byte> initial_bytes;  // print and writeFile show as many
+  uint64_t size_in_bytes;                // of the device buffer: the initial bytes or sizeInBytes, rounded up to 4
+};
+
+// A tensor field of an operator desc, which a dispatch binds by name ("InputTensors").
+struct BindPoint {
+  std::string name;
+  bool output;
+  bool array;      // a DML_TENSOR_DESC array: bound to an array of resources
+  uint32_t first;  // its tensors' first position among the operator's inputs or outputs
+  uint32_t count;
+};
+
+struct Dispatchable {
+  std::string name;
+  std::string place;  // "dispatchables.join"
+  std::unique_ptr<opendml::OperatorDesc> desc;
+  std::vector<BindPoint> bind_points;
+  std::vector<bool> owned_inputs;  // inputs flagged OWNED_BY_DML, in binding order
+};
+
+// A byte range of a resource's device buffer.
+struct Region {
+  size_t resource;
+  uint64_t offset;
+  uint64_t size;
+};
+
+struct DispatchCommand {
+  size_t dispatchable;
+  std::vector<Region> inputs;  // in binding order (SPEC.md section 1)
+  std::vector<Region> outputs;
+};
+struct PrintCommand {
+  size_t resource;
+};
+struct WriteFileCommand {
+  size_t resource;
+  std::filesystem::path target;  // relative to the working directory
+  FileFormat format;
+};
+
+struct Command {
+  std::string place;  // "commands[2]"
+  std::variant<DispatchCommand, PrintCommand, WriteFileCommand> action;
+};
+
+struct Model {
+  std::vector<Resource> resources;
+  std::vector<Dispatchable> dispatchables;
+  std::vector<Command> commands;
+};
+
+// Reads, parses and checks a model; throws ModelError at the first problem.
+Model load_model(const std::filesystem::path& path);
+
+// The parts, each from its member of the model (resources.cpp, dispatchables.cpp, commands.cpp).
+class Node;
+Resource load_resource(const std::string& name, const Node& node, const std::filesystem::path& model_folder);
+Dispatchable load_dispatchable(const std::string& name, const Node& node);
+Command load_command(const Node& node, const Model& model);
+
+}  // namespace opendml::tool

@@ -1,0 +1,27 @@
+// NumPy's .npy format (versions 1.0 to 3.0): little-endian, C-order arrays of the element types.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "opendml/directml.h"
+
+namespace opendml::tool {
+
+struct NpyArray {
+  DML_TENSOR_DATA_TYPE type;
+  std::vector<std::byte> data;  // the shape's product of elements, flat
+};
+
+// Reads a whole .npy file. Anything else is a ModelError at `place` that names `file` and the
+// fault: bad magic, an unknown version, a header that is not the dict NumPy writes, big-endian
+// data, an unsupported dtype, fortran_order True, or data whose length is not what the shape needs.
+NpyArray parse_npy(std::span<const std::byte> bytes, const std::string& file, const std::string& place);
+
+// A 1-D .npy file of the elements of `type` in `data`.
+std::vector<std::byte> make_npy(DML_TENSOR_DATA_TYPE type, std::span<const std::byte> data);
+
+}  // namespace opendml::tool

@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""Tests of opendml-dispatch (Python 3, standard library only). Each mode checks one thing:
+
+  run_tests.py --tool TOOL model MODEL.json      prints what FOLDER/expected/MODEL.txt says
+  run_tests.py --tool TOOL bad NAME              the case NAME of bad/cases.json fails as it says
+  run_tests.py --tool TOOL timing MODEL.json     -i 5 prints a well-formed timing line
+  run_tests.py --tool TOOL write_file MODEL.json writeFile's .npy and .bin files hold the values
+  run_tests.py --tool TOOL all                   all of the above, for every model and case
+
+Expected-output files hold the lines printed after `Running on '...'`, with `--adapter cpu`. A
+line that ends in "..." matches any printed line that starts with the text before it: NONZERO's
+coordinate rows past the count are undefined, so only the first count*N values are given.
+"""
+import argparse
+import glob
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MODELS = os.path.join(os.path.dirname(os.path.dirname(HERE)), "models")
+BAD = os.path.join(HERE, "bad")
+TIMEOUT_S = 60
+RUNNING_ON = re.compile(r"^Running on '.+'$")
+TIMING = re.compile(r"^Dispatch '([^']+)': (\d+) iterations, \d+\.\d{4} ms median \(CPU\)$")
+ERROR_PREFIX = "opendml-dispatch: error: "
+
+
+class Failure(Exception):
+    pass
+
+
+def run(tool, args, cwd):
+    """Runs the tool; a hang or a death by signal is a failure whatever the test expects."""
+    try:
+        result = subprocess.run([tool] + args, cwd=cwd, capture_output=True, text=True, errors="replace",
+                                timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise Failure(f"hung: no exit within {TIMEOUT_S} s")
+    if result.returncode < 0:
+        raise Failure(f"killed by signal {-result.returncode}\nstderr:\n{result.stderr}")
+    return result
+
+
+def expect(condition, message, result=None):
+    if not condition:
+        if result is not None:
+            message += f"\nexit status: {result.returncode}\nstdout:\n{result.stdout}\nstderr:\n{result.stderr}"
+        raise Failure(message)
+
+
+def printed_lines(result):
+    """The lines after `Running on '...'`, which must come first."""
+    lines = result.stdout.splitlines()
+    expect(lines and RUNNING_ON.match(lines[0]), "the first line is not `Running on '...'`", result)
+    return lines[1:]
+
+
+def compare(actual, expected, result):
+    expect(len(actual) == len(expected), f"printed {len(actual)} lines, expected {len(expected)}", result)
+    for got, want in zip(actual, expected):
+        matches = got.startswith(want[:-3]) if want.endswith("...") else got == want
+        expect(matches, f"printed   {got!r}\nexpected  {want!r}", result)
+
+
+def expected_lines(model):
+    folder, name = os.path.split(model)
+    with open(os.path.join(folder, "expected", os.path.splitext(name)[0] + ".txt")) as f:
+        return f.read().splitlines()
+
+
+def check_model(tool, model):
+    with tempfile.TemporaryDirectory() as cwd:
+        result = run(tool, ["--adapter", "cpu", model], cwd)
+    expect(result.returncode == 0 and result.stderr == "", "the model did not run cleanly", result)
+    compare(printed_lines(result), expected_lines(model), result)
+
+
+def check_bad(tool, case):
+    args = [a.format(models=MODELS) for a in case.get("args", ["--adapter", "cpu"])]
+    if "model" in case:
+        args.append(os.path.join(BAD, case["model"].format(models=MODELS)))
+    with tempfile.TemporaryDirectory() as cwd:
+        result = run(tool, args, cwd)
+    expect(result.returncode == case["status"], f"exit status {result.returncode}, expected {case['status']}", result)
+    lines = result.stderr.splitlines()
+    expect(len(lines) == 1 and result.stderr.endswith("\n"), "stderr is not exactly one line", result)
+    expect(lines[0].startswith(ERROR_PREFIX), f"stderr does not start with {ERROR_PREFIX!r}", result)
+    expect(case["error"] in lines[0], f"stderr does not contain {case['error']!r}", result)
+    if result.stdout:
+        compare(printed_lines(result), case.get("printed", []), result)
+
+
+def check_timing(tool, model):
+    with tempfile.TemporaryDirectory() as cwd:
+        result = run(tool, ["--adapter", "cpu", "-i", "5", model], cwd)
+    expect(result.returncode == 0 and result.stderr == "", "the model did not run cleanly", result)
+    lines = printed_lines(result)
+    timings = [line for line in lines if TIMING.match(line)]
+    dispatches = sum(1 for c in json.load(open(model))["commands"] if c["type"] == "dispatch")
+    expect(len(timings) == dispatches, f"{len(timings)} timing lines for {dispatches} dispatches", result)
+    expect(all(TIMING.match(t).group(2) == "5" for t in timings), "the iteration count is not 5", result)
+    compare([line for line in lines if not TIMING.match(line)], expected_lines(model), result)
+
+
+def read_npy(path):
+    """(descr, shape, data) of a version 1.0 .npy file, as the tool writes them."""
+    with open(path, "rb") as f:
+        content = f.read()
+    expect(content[:8] == b"\x93NUMPY\x01\x00", f"{path}: not a version 1.0 .npy file")
+    (length,) = struct.unpack("<H", content[8:10])
+    expect((10 + length) % 64 == 0, f"{path}: the data does not start at a multiple of 64")
+    header = content[10:10 + length].decode("latin-1")
+    match = re.fullmatch(r"\{'descr': '([^']+)', 'fortran_order': False, 'shape': \((\d+),\), \} *\n", header)
+    expect(match is not None, f"{path}: unexpected header {header!r}")
+    return match.group(1), int(match.group(2)), content[10 + length:]
+
+
+def check_write_file(tool, model):
+    """The model writes these files (see write_file.json); a second model reads values.npy back."""
+    expected = {
+        "values.npy": ("<f4", 3, struct.pack("<3f", 1, 2.5, -3)),
+        "half.npy": ("<f2", 2, struct.pack("<2e", 1, -2)),
+        "bytes.npy": ("|u1", 3, bytes([0, 7, 255])),
+        "wide.npy": ("<i8", 1, struct.pack("<q", -(2**40))),
+    }
+    with tempfile.TemporaryDirectory() as cwd:
+        result = run(tool, ["--adapter", "cpu", model], cwd)
+        expect(result.returncode == 0 and result.stderr == "", "the model did not run cleanly", result)
+        for name, want in expected.items():
+            expect(read_npy(os.path.join(cwd, name)) == want, f"{name} does not hold {want}")
+        with open(os.path.join(cwd, "values.bin"), "rb") as f:
+            expect(f.read() == struct.pack("<3f", 1, 2.5, -3), "values.bin does not hold 1, 2.5, -3")
+        reader = os.path.join(cwd, "read_back.json")
+        shutil.copy(os.path.join(HERE, "read_back.json"), reader)
+        result = run(tool, ["--adapter", "cpu", reader], cwd)
+        expect(result.returncode == 0 and result.stderr == "", "read_back.json did not run cleanly", result)
+        compare(printed_lines(result), ["Resource 'values': 1, 2.5, -3", "Resource 'raw': 1, 2.5, -3"], result)
+
+
+def load_cases():
+    with open(os.path.join(BAD, "cases.json")) as f:
+        return {case["name"]: case for case in json.load(f)}
+
+
+def all_checks(tool):
+    models = sorted(glob.glob(os.path.join(MODELS, "*.json")) + glob.glob(os.path.join(HERE, "good", "*.json")))
+    checks = [(f"model {os.path.basename(m)}", lambda m=m: check_model(tool, m)) for m in models]
+    checks += [(f"bad {name}", lambda c=c: check_bad(tool, c)) for name, c in load_cases().items()]
+    checks.append(("timing", lambda: check_timing(tool, os.path.join(MODELS, "join_axis3.json"))))
+    checks.append(("write_file", lambda: check_write_file(tool, os.path.join(HERE, "write_file.json"))))
+    return checks
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tool", required=True, help="the opendml-dispatch executable")
+    parser.add_argument("mode", choices=["model", "bad", "timing", "write_file", "all"])
+    parser.add_argument("target", nargs="?", help="a model file, or a case name for `bad`")
+    options = parser.parse_args()
+    tool = os.path.abspath(options.tool)
+    if options.mode == "all":
+        checks = all_checks(tool)
+    elif options.mode == "bad":
+        checks = [(f"bad {options.target}", lambda: check_bad(tool, load_cases()[options.target]))]
+    else:
+        run_check = {"model": check_model, "timing": check_timing, "write_file": check_write_file}[options.mode]
+        model = os.path.abspath(options.target)
+        checks = [(f"{options.mode} {os.path.basename(model)}", lambda: run_check(tool, model))]
+    failed = 0
+    for name, check in checks:
+        try:
+            check()
+            print(f"PASS {name}")
+        except Failure as failure:
+            failed += 1
+            print(f"FAIL {name}: {failure}")
+    if len(checks) > 1:
+        print(f"{len(checks) - failed} of {len(checks)} passed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
