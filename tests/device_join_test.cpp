@@ -183,10 +183,13 @@ TEST(DeviceJoin, LargeEnoughForEveryThread) {
   JoinTester().axis(1).inputs({{256, 700}, {256, 1100}}).run();                                 // 1.8 MiB
   JoinTester().axis(0).inputs({{300, 1024}, {300, 1024}}).input_strides({{1, 300}, {}}).run();  // transposed
   JoinTester().type(DML_TENSOR_DATA_TYPE_UINT8).axis(0).inputs({{1, 1 << 20}, {1, 1 << 20}}).run();
+  JoinTester().axis(1).inputs({{512, 300}, {512, 400}}).input_strides({{0, 1}, {1, 0}}).run();  // broadcast
 }
 
 TEST(DeviceJoin, RandomCases) {
-  Rng rng(next_seed());
+  const uint64_t seed = next_seed();
+  Rng rng(seed);
+  SCOPED_TRACE("cases drawn from " + seed_note(seed));
   for (int c = 0; c < 200 && !::testing::Test::HasFailure(); ++c) {
     SCOPED_TRACE("random case " + std::to_string(c));
     random_join(rng).run();

@@ -186,10 +186,19 @@ TEST(DeviceNonzero, LargeEnoughForEveryThread) {
   NonzeroTester().type(DML_TENSOR_DATA_TYPE_INT8).sizes({1024, 1500}).density(0.3).run();
   NonzeroTester().sizes({600, 1000}).density(0.01).run();
   NonzeroTester().type(DML_TENSOR_DATA_TYPE_FLOAT16).sizes({1000, 600}).strides({1, 1000}).density(0.5).run();
+  NonzeroTester()  // N below the rank, ONNX Runtime's coordinate strides
+      .type(DML_TENSOR_DATA_TYPE_UINT16)
+      .sizes({1, 1, 700, 800})
+      .n(3)
+      .coordinates_strides({2, 2 * 560000})
+      .density(0.2)
+      .run();
 }
 
 TEST(DeviceNonzero, RandomCases) {
-  Rng rng(next_seed());
+  const uint64_t seed = next_seed();
+  Rng rng(seed);
+  SCOPED_TRACE("cases drawn from " + seed_note(seed));
   for (int c = 0; c < 200 && !::testing::Test::HasFailure(); ++c) {
     SCOPED_TRACE("random case " + std::to_string(c));
     random_nonzero_coordinates(rng).run();

@@ -129,7 +129,9 @@ TEST(DeviceSplit, LargeEnoughForEveryThread) {
 
 // JOIN then SPLIT along the same axis gives back the inputs bit for bit, whatever the layouts.
 TEST(DeviceSplit, SplitOfJoinGivesBackTheInputs) {
-  Rng rng(next_seed());
+  const uint64_t seed = next_seed();
+  Rng rng(seed);
+  SCOPED_TRACE("cases drawn from " + seed_note(seed));
   for (int trip = 0; trip < 20 && !::testing::Test::HasFailure(); ++trip) {
     SCOPED_TRACE("round trip " + std::to_string(trip));
     const Concat c = random_concat(rng, false, false);
@@ -152,7 +154,9 @@ TEST(DeviceSplit, SplitOfJoinGivesBackTheInputs) {
 }
 
 TEST(DeviceSplit, RandomCases) {
-  Rng rng(next_seed());
+  const uint64_t seed = next_seed();
+  Rng rng(seed);
+  SCOPED_TRACE("cases drawn from " + seed_note(seed));
   for (int c = 0; c < 200 && !::testing::Test::HasFailure(); ++c) {
     SCOPED_TRACE("random case " + std::to_string(c));
     random_split(rng).run();

@@ -4,7 +4,11 @@
 // alignment all allow. Expected plans are worked out by hand from those rules.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "ops/operator.h"
+#include "support/oracle.h"
+#include "support/random_cases.h"
 #include "support/sample_descs.h"
 
 namespace odml_test {
@@ -107,8 +111,10 @@ TEST(Plan, WidensOnlyWhereSizesStridesAndOffsetsAllow) {
 
   const auto i16 = DML_TENSOR_DATA_TYPE_INT16;
   const CopyPlan rows = copy_plan(OpDesc::join({spec(i16, {8, 8}), spec(i16, {8, 8})}, spec(i16, {8, 16}), 1));
-  expect_item(rows.items[0], {0, 0, 16, {8, 1}, {1, 1}, {2, 1}, 0, 0});
-  expect_item(rows.items[1], {1, 0, 16, {8, 1}, {1, 1}, {2, 1}, 0, 1});
+  // Each 8-element row is one 16-byte vector; the size-1 dimension that leaves goes (plan.h: "no
+  // size-1 dimension unless rank == 1"), so each item is one strided dimension of vectors.
+  expect_item(rows.items[0], {0, 0, 16, {8}, {1}, {2}, 0, 0});
+  expect_item(rows.items[1], {1, 0, 16, {8}, {1}, {2}, 0, 1});
 
   const CopyPlan odd_pitch =
       copy_plan(OpDesc::join({spec(i16, {8, 8}, Shape{9, 1}), spec(i16, {8, 8})}, spec(i16, {8, 16}), 1));
@@ -138,6 +144,65 @@ TEST(Plan, NonContiguousInnerDimensionIsNotWidened) {
 TEST(Plan, BroadcastInputKeepsZeroStride) {
   const CopyPlan p = copy_plan(OpDesc::split(spec(kF32, {4, 8}, Shape{0, 1}), {spec(kF32, {4, 8})}, 0));
   expect_item(p.items[0], {0, 0, 16, {4, 2}, {0, 1}, {2, 1}, 0, 0});
+}
+
+// plan.h's contract on random JOINs and SPLITs: every item has rank >= 1, no size-1 dimension
+// unless rank == 1, a width of 1..16 bytes that is a multiple of the element size and no more
+// than the base alignments allow; and moving each item's vectors as the contract says
+// (src_offset + dot(c, src_strides) -> dst_offset + dot(c, dst_strides), in vectors) on the host
+// gives what the oracle gives.
+TEST(Plan, RandomCopyPlansKeepTheirContract) {
+  const uint64_t seed = next_seed();
+  Rng rng(seed);
+  for (int n = 0; n < 300 && !::testing::Test::HasFailure(); ++n) {
+    const bool join = rng() % 2;
+    const Concat c = random_concat(rng, join, !join);
+    const uint32_t eb = element_bytes(c.type);
+    const auto alignment = [&] { return rng() % 2 ? 0u : eb << (rng() % 4); };
+    std::vector<TensorSpec> pieces;
+    for (size_t i = 0; i < c.pieces.size(); ++i) {
+      pieces.push_back(spec(c.type, c.pieces[i], strides_or_null(c.piece_strides, i)));
+      pieces.back().alignment = alignment();
+    }
+    TensorSpec whole = spec(c.type, concat_sizes(c.pieces, c.axis), c.whole_strides);
+    whole.alignment = alignment();
+    const OpDesc desc = join ? OpDesc::join(pieces, whole, c.axis) : OpDesc::split(whole, pieces, c.axis);
+    SCOPED_TRACE("case " + std::to_string(n) + ": " + desc.to_string() + ", " + seed_note(seed));
+    const CopyPlan p = copy_plan(desc);
+    ASSERT_EQ(p.items.size(), pieces.size());
+
+    const std::vector<TensorSpec> in = desc.inputs(), out = desc.outputs();
+    std::vector<Bytes> src, dst;
+    for (const TensorSpec& t : in) src.push_back(random_bytes(rng, t.total_bytes()));
+    for (const TensorSpec& t : out) dst.push_back(random_bytes(rng, t.total_bytes()));
+    for (const CopyItem& item : p.items) {
+      ASSERT_GE(item.rank, 1u);
+      for (uint32_t d = 0; d < item.rank && item.rank > 1; ++d) EXPECT_GT(item.sizes[d], 1u) << "dimension " << d;
+      EXPECT_TRUE(item.width == 1 || item.width == 2 || item.width == 4 || item.width == 8 || item.width == 16);
+      EXPECT_EQ(item.width % eb, 0u);
+      const TensorSpec& s = in.at(item.input);
+      const TensorSpec& t = out.at(item.output);
+      EXPECT_LE(item.width, std::max(eb, std::min(s.alignment ? s.alignment : 16, t.alignment ? t.alignment : 16)));
+      Shape sizes(item.sizes.begin(), item.sizes.begin() + item.rank);
+      for_each_coordinate(sizes, [&](const Shape& co) {
+        uint64_t from = item.src_offset, to = item.dst_offset;
+        for (uint32_t d = 0; d < item.rank; ++d) {
+          from += co[d] * item.src_strides[d];
+          to += co[d] * item.dst_strides[d];
+        }
+        ASSERT_LE((to + 1) * item.width, dst[item.output].size());
+        ASSERT_LE((from + 1) * item.width, src[item.input].size());
+        std::memcpy(dst[item.output].data() + to * item.width, src[item.input].data() + from * item.width, item.width);
+      });
+    }
+    if (join) {
+      EXPECT_TRUE(elements_equal(out[0], dst[0], join_oracle(in, src, c.axis), "OutputTensor"));
+    } else {
+      const std::vector<Bytes> expected = split_oracle(in[0], src[0], out, c.axis);
+      for (size_t i = 0; i < out.size(); ++i)
+        EXPECT_TRUE(elements_equal(out[i], dst[i], expected[i], "OutputTensors[" + std::to_string(i) + "]"));
+    }
+  }
 }
 
 }  // namespace
