@@ -101,6 +101,15 @@ TEST(Validation, JoinAxisSumMismatchRejected) {
   }
 }
 
+// The axis sum is counted in 64 bits: 2^31 + (2^31 + 1) wraps to 1 in 32.
+TEST(Validation, JoinAxisSumCountedIn64Bits) {
+  const auto u8 = DML_TENSOR_DATA_TYPE_UINT8;
+  const OpDesc d = OpDesc::join({spec(u8, {0x80000000}), spec(u8, {0x80000001})}, spec(u8, {1}), 0);
+  EXPECT_TRUE(create_fails(d, kInvalid, {"add up to 4294967297 but OutputTensor.Sizes[0] is 1"}));
+  const OpDesc s = OpDesc::split(spec(u8, {1}), {spec(u8, {0x80000000}), spec(u8, {0x80000001})}, 0);
+  EXPECT_TRUE(create_fails(s, kInvalid, {"add up to 4294967297 but InputTensor.Sizes[0] is 1"}));
+}
+
 // Each row of the JOIN support table of SPEC.md 3.1.
 TEST(Validation, JoinSupportFeatureLevel4_1AndAbove) {
   expect_support_row(join_of_rank, "JOIN", {DML_FEATURE_LEVEL_4_1, DML_FEATURE_LEVEL_5_0, DML_FEATURE_LEVEL_6_4}, 1, 8,
