@@ -187,13 +187,7 @@ TEST(DeviceJoin, LargeEnoughForEveryThread) {
 }
 
 TEST(DeviceJoin, RandomCases) {
-  const uint64_t seed = next_seed();
-  Rng rng(seed);
-  SCOPED_TRACE("cases drawn from " + seed_note(seed));
-  for (int c = 0; c < 200 && !::testing::Test::HasFailure(); ++c) {
-    SCOPED_TRACE("random case " + std::to_string(c));
-    random_join(rng).run();
-  }
+  random_cases(200, [](Rng& rng) { random_join(rng).run(); });
 }
 
 // SPEC.md section 5: the descriptor is copied at create, the compiled operator is independent of

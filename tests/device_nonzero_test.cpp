@@ -196,13 +196,7 @@ TEST(DeviceNonzero, LargeEnoughForEveryThread) {
 }
 
 TEST(DeviceNonzero, RandomCases) {
-  const uint64_t seed = next_seed();
-  Rng rng(seed);
-  SCOPED_TRACE("cases drawn from " + seed_note(seed));
-  for (int c = 0; c < 200 && !::testing::Test::HasFailure(); ++c) {
-    SCOPED_TRACE("random case " + std::to_string(c));
-    random_nonzero_coordinates(rng).run();
-  }
+  random_cases(200, [](Rng& rng) { random_nonzero_coordinates(rng).run(); });
 }
 
 }  // namespace

@@ -129,11 +129,7 @@ TEST(DeviceSplit, LargeEnoughForEveryThread) {
 
 // JOIN then SPLIT along the same axis gives back the inputs bit for bit, whatever the layouts.
 TEST(DeviceSplit, SplitOfJoinGivesBackTheInputs) {
-  const uint64_t seed = next_seed();
-  Rng rng(seed);
-  SCOPED_TRACE("cases drawn from " + seed_note(seed));
-  for (int trip = 0; trip < 20 && !::testing::Test::HasFailure(); ++trip) {
-    SCOPED_TRACE("round trip " + std::to_string(trip));
+  random_cases(20, [](Rng& rng) {
     const Concat c = random_concat(rng, false, false);
     std::vector<TensorSpec> pieces;
     for (size_t i = 0; i < c.pieces.size(); ++i)
@@ -150,17 +146,11 @@ TEST(DeviceSplit, SplitOfJoinGivesBackTheInputs) {
     ASSERT_FALSE(split.empty());
     for (size_t i = 0; i < pieces.size(); ++i)
       EXPECT_TRUE(elements_equal(pieces[i], split[0][i], gather(pieces[i], inputs[i]), "piece " + std::to_string(i)));
-  }
+  });
 }
 
 TEST(DeviceSplit, RandomCases) {
-  const uint64_t seed = next_seed();
-  Rng rng(seed);
-  SCOPED_TRACE("cases drawn from " + seed_note(seed));
-  for (int c = 0; c < 200 && !::testing::Test::HasFailure(); ++c) {
-    SCOPED_TRACE("random case " + std::to_string(c));
-    random_split(rng).run();
-  }
+  random_cases(200, [](Rng& rng) { random_split(rng).run(); });
 }
 
 }  // namespace

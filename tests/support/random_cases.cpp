@@ -31,6 +31,16 @@ void random_options(Rng& rng, Tester<Derived>& t, DML_TENSOR_DATA_TYPE type) {
 
 }  // namespace
 
+void random_cases(int count, const std::function<void(Rng& rng)>& run_case) {
+  const uint64_t seed = next_seed();
+  Rng rng(seed);
+  SCOPED_TRACE("cases drawn from " + seed_note(seed));
+  for (int c = 0; c < count && !::testing::Test::HasFailure(); ++c) {
+    SCOPED_TRACE("random case " + std::to_string(c));
+    run_case(rng);
+  }
+}
+
 Shape random_sizes(Rng& rng, uint32_t rank, uint64_t max_elements) {
   Shape sizes(rank, 1);
   uint64_t count = 1;

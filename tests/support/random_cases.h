@@ -2,11 +2,16 @@
 // region size, alignment and OWNED_BY_DML, each from one seed that its failure prints.
 #pragma once
 
+#include <functional>
 #include <optional>
 
 #include "support/testers.h"
 
 namespace odml_test {
+
+// Runs `count` cases, each drawing from one generator seeded by next_seed(), whose seed every
+// failure prints; stops at the first case that fails.
+void random_cases(int count, const std::function<void(Rng& rng)>& run_case);
 
 // Up to `max_elements` elements in `rank` dimensions, sizes 1 to 5.
 Shape random_sizes(Rng& rng, uint32_t rank, uint64_t max_elements);
