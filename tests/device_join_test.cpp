@@ -1,0 +1,220 @@
+// DeviceJoin: JOIN on the test device, compared bit for bit with the oracle (SPEC.md 3.1).
+#include <gtest/gtest.h>
+
+#include "support/data_types.h"
+#include "support/guarded_buffer.h"
+#include "support/random_cases.h"
+
+namespace odml_test {
+namespace {
+
+constexpr auto kF32 = DML_TENSOR_DATA_TYPE_FLOAT32;
+
+// SPEC.md 3.1, the JOIN seed: {1,1,2,3} and {1,1,2,4} along Axis 3.
+TEST(DeviceJoin, SpecExampleTwoInputsAxis3) {
+  JoinTester()
+      .axis(3)
+      .inputs({{1, 1, 2, 3}, {1, 1, 2, 4}})
+      .input_values<float>(0, {1, 2, 3, 4, 5, 6})
+      .input_values<float>(1, {7, 8, 9, 10, 11, 12, 13, 14})
+      .expect_output<float>({1, 2, 3, 7, 8, 9, 10, 4, 5, 6, 11, 12, 13, 14})
+      .run();
+}
+
+JoinTester three_two_by_two(uint32_t axis) {
+  std::vector<Shape> inputs(3, Shape{1, 1, 2, 2});
+  return JoinTester()
+      .axis(axis)
+      .inputs(inputs)
+      .input_values<float>(0, {1, 2, 3, 4})
+      .input_values<float>(1, {5, 6, 7, 8})
+      .input_values<float>(2, {9, 10, 11, 12});
+}
+
+TEST(DeviceJoin, SpecExampleThreeInputsAxis1) {
+  three_two_by_two(1).expect_output<float>({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}).run();
+}
+
+TEST(DeviceJoin, SpecExampleThreeInputsAxis2) {
+  three_two_by_two(2).expect_output<float>({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}).run();
+}
+
+TEST(DeviceJoin, SpecExampleThreeInputsAxis3) {
+  three_two_by_two(3).expect_output<float>({1, 2, 5, 6, 9, 10, 3, 4, 7, 8, 11, 12}).run();
+}
+
+TEST(DeviceJoin, EveryDataType) {
+  for (DML_TENSOR_DATA_TYPE type : kElevenTypes) {
+    SCOPED_TRACE(type_name(type));
+    JoinTester().type(type).axis(1).inputs({{2, 3}, {2, 5}}).run();
+    JoinTester().type(type).axis(0).inputs({{3, 4, 5}, {1, 4, 5}, {2, 4, 5}}).run();
+  }
+}
+
+TEST(DeviceJoin, EveryRankAndAxis) {
+  for (uint32_t rank = 1; rank <= 8; ++rank)
+    for (uint32_t axis = 0; axis < rank; ++axis) {
+      Shape a(rank);
+      for (uint32_t d = 0; d < rank; ++d) a[d] = 1 + d % 3;  // at most 72 elements at rank 8
+      Shape b = a;
+      a[axis] = 2;
+      b[axis] = 3;
+      JoinTester().type(DML_TENSOR_DATA_TYPE_UINT16).axis(axis).inputs({a, b}).run();
+    }
+}
+
+TEST(DeviceJoin, EveryFeatureLevelThatHasJoin) {
+  for (DML_FEATURE_LEVEL level : {DML_FEATURE_LEVEL_1_0, DML_FEATURE_LEVEL_2_1, DML_FEATURE_LEVEL_3_0,
+                                  DML_FEATURE_LEVEL_3_1, DML_FEATURE_LEVEL_4_1, DML_FEATURE_LEVEL_6_4})
+    JoinTester().feature_level(level).axis(2).inputs({{1, 2, 3, 4}, {1, 2, 1, 4}}).run();
+}
+
+TEST(DeviceJoin, SingleInputIsACopy) {
+  JoinTester().axis(0).inputs({{3, 7}}).run();
+  JoinTester().type(DML_TENSOR_DATA_TYPE_INT8).axis(1).inputs({{5, 3}}).input_strides({{1, 5}}).run();
+}
+
+TEST(DeviceJoin, PaddedStrides) {
+  // Row pitch larger than the row, and gaps between elements.
+  JoinTester().axis(1).inputs({{3, 2}, {3, 4}}).input_strides({{5, 1}, {9, 2}}).output_strides({8, 1}).run();
+  JoinTester()
+      .type(DML_TENSOR_DATA_TYPE_FLOAT16)
+      .axis(0)
+      .inputs({{2, 3, 4}, {1, 3, 4}})
+      .input_strides({{20, 5, 1}, {}})
+      .output_strides({13, 4, 1})
+      .run();
+}
+
+TEST(DeviceJoin, PermutedStrides) {
+  // Transposed inputs and a transposed output.
+  JoinTester().axis(0).inputs({{2, 3}, {4, 3}}).input_strides({{1, 2}, {1, 4}}).run();
+  JoinTester().axis(1).inputs({{4, 3}, {4, 5}}).output_strides({1, 4}).run();
+  JoinTester()
+      .type(DML_TENSOR_DATA_TYPE_INT64)
+      .axis(2)
+      .inputs({{2, 3, 2}, {2, 3, 3}})
+      .input_strides({{1, 4, 2}, {18, 1, 3}})
+      .output_strides({3, 1, 6})
+      .run();
+}
+
+TEST(DeviceJoin, BroadcastInputs) {
+  JoinTester().axis(1).inputs({{4, 3}, {4, 2}}).input_strides({{0, 1}, {1, 0}}).run();
+  JoinTester().type(DML_TENSOR_DATA_TYPE_UINT8).axis(0).inputs({{2, 5}, {3, 5}}).input_strides({{0, 0}, {}}).run();
+}
+
+TEST(DeviceJoin, StridedOutput) {
+  JoinTester().axis(1).inputs({{2, 3}, {2, 5}}).output_strides({16, 2}).run();
+  JoinTester().type(DML_TENSOR_DATA_TYPE_FLOAT64).axis(0).inputs({{1, 2}, {2, 2}}).output_strides({3, 1}).run();
+}
+
+TEST(DeviceJoin, TotalTensorSizeLargerThanNeeded) {
+  JoinTester().extra_bytes(36).axis(1).inputs({{2, 3}, {2, 5}}).run();
+  JoinTester().type(DML_TENSOR_DATA_TYPE_INT8).extra_bytes(1000).axis(0).inputs({{1}, {2}}).run();
+}
+
+TEST(DeviceJoin, GuaranteedBaseOffsetAlignmentBindsBelowSixteen) {
+  // Every power of two from the element size to 8: buffers at an address that is a multiple of it
+  // and not of 16, with inner rows long enough that wide vector copies would be tempting.
+  for (DML_TENSOR_DATA_TYPE type : kElevenTypes)
+    for (uint32_t a = element_bytes(type); a <= 8; a *= 2) {
+      SCOPED_TRACE(type_name(type) + " alignment " + std::to_string(a));
+      JoinTester().type(type).alignment(a).axis(0).inputs({{2, 32}, {3, 32}}).run();
+      JoinTester().type(type).alignment(a).axis(1).inputs({{2, 16}, {2, 48}}).run();
+    }
+}
+
+TEST(DeviceJoin, OwnedByDmlInputs) {
+  JoinTester().owned_by_dml().axis(1).inputs({{2, 3}, {2, 5}}).executions(2).run();
+  JoinTester()
+      .owned_by_dml()
+      .type(DML_TENSOR_DATA_TYPE_FLOAT16)
+      .axis(0)
+      .inputs({{2, 3}, {1, 3}})
+      .input_strides({{1, 2}, {0, 1}})
+      .run();
+}
+
+// Initializing again with another persistent region prepares that region (opendml.h): each
+// persistent region keeps the OWNED_BY_DML input it was initialized with.
+TEST(DeviceJoin, EachPersistentRegionKeepsItsOwnedInput) {
+  const opendml::Device& device = test_device();
+  TensorSpec a = spec(kF32, {2, 3});
+  a.flags = DML_TENSOR_FLAG_OWNED_BY_DML;
+  const TensorSpec b = spec(kF32, {2, 5}), out = spec(kF32, {2, 8});
+  const OpDesc desc = OpDesc::join({a, b}, out, 1);
+  const opendml::CompiledOperator op = opendml::Operator(device, desc.get()).compile();
+  const odml_binding_properties props = op.binding_properties();
+  ASSERT_EQ(props.temporary_size_in_bytes, 0u) << "this test binds no temporary region";
+  Rng rng(next_seed());
+  const Bytes x = random_bytes(rng, 24), y = random_bytes(rng, 24), b_data = random_bytes(rng, 40);
+  GuardedBuffer in_a(device, a), in_b(device, b), first(device, props.persistent_size_in_bytes, 256),
+      second(device, props.persistent_size_in_bytes, 256);
+  in_b.upload(b_data);
+  for (const auto& [data, region] : {std::pair{&x, &first}, std::pair{&y, &second}}) {
+    in_a.upload(*data);
+    const odml_buffer_binding owned[2] = {in_a.binding(), {}};
+    op.initialize({owned, 2, nullptr, 0, {}, region->binding()});
+    device.synchronize();
+  }
+  in_a.poison();
+  for (const auto& [data, region] : {std::pair{&x, &first}, std::pair{&y, &second}}) {
+    GuardedBuffer result(device, out);
+    op.execute({{}, in_b.binding()}, {result.binding()}, {}, region->binding());
+    device.synchronize();
+    EXPECT_TRUE(elements_equal(out, result.download(), join_oracle({a, b}, {*data, b_data}, 1), "OutputTensor"));
+    EXPECT_TRUE(result.guards_intact("OutputTensor"));
+  }
+}
+
+TEST(DeviceJoin, ConcurrentExecutionFromSeveralThreads) {
+  JoinTester().threads(4).executions(3).axis(1).inputs({{8, 3}, {8, 50}, {8, 1}}).run();
+  JoinTester().threads(4).executions(2).owned_by_dml().axis(0).inputs({{10, 8}, {6, 8}}).run();
+}
+
+TEST(DeviceJoin, ThousandSmallInputs) {
+  JoinTester().type(DML_TENSOR_DATA_TYPE_INT16).axis(1).inputs(std::vector<Shape>(1000, {2, 1})).run();
+  JoinTester().axis(0).inputs(std::vector<Shape>(1000, {1, 3})).output_strides({4, 1}).run();
+}
+
+// Outputs over 1 MiB make the CPU backend split the work over threads.
+TEST(DeviceJoin, LargeEnoughForEveryThread) {
+  JoinTester().axis(1).inputs({{256, 700}, {256, 1100}}).run();                                 // 1.8 MiB
+  JoinTester().axis(0).inputs({{300, 1024}, {300, 1024}}).input_strides({{1, 300}, {}}).run();  // transposed
+  JoinTester().type(DML_TENSOR_DATA_TYPE_UINT8).axis(0).inputs({{1, 1 << 20}, {1, 1 << 20}}).run();
+  JoinTester().axis(1).inputs({{512, 300}, {512, 400}}).input_strides({{0, 1}, {1, 0}}).run();  // broadcast
+}
+
+TEST(DeviceJoin, RandomCases) {
+  random_cases(200, [](Rng& rng) { random_join(rng).run(); });
+}
+
+// SPEC.md section 5: the descriptor is copied at create, the compiled operator is independent of
+// the operator, and operators keep their device alive.
+TEST(DeviceJoin, CompiledOperatorOutlivesDescriptorOperatorAndDevice) {
+  std::unique_ptr<opendml::CompiledOperator> compiled;
+  {
+    const opendml::Device device(test_device_name());
+    auto desc = std::make_unique<opendml::JoinDesc>(
+        std::vector<opendml::TensorDesc>{opendml::TensorDesc(kF32, {2, 2}), opendml::TensorDesc(kF32, {2, 1})},
+        opendml::TensorDesc(kF32, {2, 3}), 1);
+    const opendml::Operator op(device, *desc);
+    desc.reset();
+    compiled = std::make_unique<opendml::CompiledOperator>(op.compile());
+  }
+  compiled->initialize();
+  const opendml::Device& device = test_device();
+  const std::vector<float> a = {1, 2, 3, 4}, b = {5, 6}, want = {1, 2, 5, 3, 4, 6};
+  opendml::Buffer da(device, 16), db(device, 8), dout(device, 24);
+  device.upload(da.data(), a.data(), 16);
+  device.upload(db.data(), b.data(), 8);
+  compiled->execute({da.binding(), db.binding()}, {dout.binding()});
+  device.synchronize();
+  std::vector<float> out(6);
+  device.download(out.data(), dout.data(), 24);
+  EXPECT_EQ(out, want);
+}
+
+}  // namespace
+}  // namespace odml_test

@@ -1,0 +1,39 @@
+// DeviceMemory: the device memory functions of the C API on the test device.
+#include <gtest/gtest.h>
+
+#include "support/expect.h"
+#include "support/test_env.h"
+#include "support/testers.h"
+
+namespace odml_test {
+namespace {
+
+TEST(DeviceMemory, AllocationsAreAlignedTo256Bytes) {
+  for (uint64_t size : {1, 3, 255, 256, 4097}) {
+    opendml::Buffer b(test_device(), size);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(b.data()) % 256, 0u) << size << " bytes";
+  }
+}
+
+TEST(DeviceMemory, UploadDownloadRoundTrip) {
+  Rng rng(next_seed());
+  const Bytes data = random_bytes(rng, 1000);
+  opendml::Buffer b(test_device(), data.size());
+  test_device().upload(b.data(), data.data(), data.size());
+  Bytes back(data.size());
+  test_device().download(back.data(), b.data(), back.size());
+  EXPECT_EQ(back, data);
+}
+
+TEST(DeviceMemory, NullArgumentsRejected) {
+  const odml_device d = test_device().get();
+  EXPECT_TRUE(status_is(odml_device_allocate(d, 16, nullptr), ODML_STATUS_INVALID_ARGUMENT, {"data is null"}));
+  uint8_t host[4] = {};
+  EXPECT_TRUE(status_is(odml_device_upload(d, nullptr, host, 4), ODML_STATUS_INVALID_ARGUMENT, {"null"}));
+  EXPECT_TRUE(status_is(odml_device_download(d, host, nullptr, 4), ODML_STATUS_INVALID_ARGUMENT, {"null"}));
+  EXPECT_TRUE(status_is(odml_device_free(d, nullptr), ODML_STATUS_SUCCESS));
+  EXPECT_TRUE(status_is(odml_device_synchronize(d, nullptr), ODML_STATUS_SUCCESS));
+}
+
+}  // namespace
+}  // namespace odml_test

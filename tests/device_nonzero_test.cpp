@@ -1,0 +1,203 @@
+// DeviceNonzero: NONZERO_COORDINATES on the test device, compared with the oracle: the count and
+// the first `count` rows (SPEC.md 3.3; rows past the count are undefined and never read).
+#include <gtest/gtest.h>
+
+#include "support/data_types.h"
+#include "support/random_cases.h"
+
+namespace odml_test {
+namespace {
+
+// SPEC.md 3.3, the seed example: {1,1,2,4} FLOAT32 with -0.0 among the zeros, N = 3.
+TEST(DeviceNonzero, SpecExample) {
+  NonzeroTester()
+      .sizes({1, 1, 2, 4})
+      .values<float>({1.0f, 0.0f, 0.0f, 2.0f, -0.0f, 3.5f, 0.0f, -5.2f})
+      .count_rank(4)
+      .coordinates_rank(4)
+      .n(3)
+      .expect_count(4)
+      .expect_rows({{0, 0, 0}, {0, 0, 3}, {0, 1, 1}, {0, 1, 3}})
+      .run();
+}
+
+// SPEC.md 3.3: non-zeros at {1,0}, {1,2}, {0,5} of a 2-D input come out in element order.
+TEST(DeviceNonzero, SpecExampleTwoDimensional) {
+  NonzeroTester()
+      .type(DML_TENSOR_DATA_TYPE_INT32)
+      .sizes({2, 6})
+      .values<int32_t>({0, 0, 0, 0, 0, 7, -1, 0, 9, 0, 0, 0})
+      .expect_count(3)
+      .expect_rows({{0, 5}, {1, 0}, {1, 2}})
+      .run();
+}
+
+// +0.0 and -0.0 are zero; NaN (either sign), denormals and infinities are not (no flushing).
+TEST(DeviceNonzero, FloatSignedZerosNanDenormals) {
+  const std::vector<Shape> rows = {{2}, {3}, {4}, {5}, {6}, {7}};
+  NonzeroTester()
+      .type(DML_TENSOR_DATA_TYPE_FLOAT32)
+      .sizes({8})
+      .values<uint32_t>(
+          {0x00000000, 0x80000000, 0x7FC00000, 0xFFC00001, 0x00000001, 0x80000001, 0x7F800000, 0x3F800000})
+      .expect_count(6)
+      .expect_rows(rows)
+      .run();
+  NonzeroTester()
+      .type(DML_TENSOR_DATA_TYPE_FLOAT16)
+      .sizes({8})
+      .values<uint16_t>({0x0000, 0x8000, 0x7E00, 0xFE01, 0x0001, 0x8001, 0x7C00, 0x3C00})
+      .expect_count(6)
+      .expect_rows(rows)
+      .run();
+}
+
+// For integers every bit counts, the sign bit included.
+TEST(DeviceNonzero, IntegerSignBitAloneIsNonzero) {
+  NonzeroTester()
+      .type(DML_TENSOR_DATA_TYPE_INT8)
+      .sizes({4})
+      .values<uint8_t>({0, 0x80, 0, 1})
+      .expect_count(2)
+      .expect_rows({{1}, {3}})
+      .run();
+  NonzeroTester()
+      .type(DML_TENSOR_DATA_TYPE_INT16)
+      .sizes({3})
+      .values<uint16_t>({0x8000, 0, 0x0100})
+      .expect_count(2)
+      .expect_rows({{0}, {2}})
+      .run();
+  NonzeroTester()
+      .type(DML_TENSOR_DATA_TYPE_UINT32)
+      .sizes({3})
+      .values<uint32_t>({0, 0x80000000, 0})
+      .expect_count(1)
+      .expect_rows({{1}})
+      .run();
+}
+
+TEST(DeviceNonzero, EveryInputDataType) {
+  for (DML_TENSOR_DATA_TYPE type : kEightTypes) {
+    SCOPED_TRACE(type_name(type));
+    NonzeroTester().type(type).sizes({3, 5, 7}).density(0.5).run();
+  }
+}
+
+TEST(DeviceNonzero, EveryRank) {
+  for (uint32_t rank = 1; rank <= 8; ++rank) {
+    Shape sizes(rank);
+    for (uint32_t d = 0; d < rank; ++d) sizes[d] = 2 + d % 3;
+    NonzeroTester().type(DML_TENSOR_DATA_TYPE_UINT8).sizes(sizes).density(0.3).run();
+  }
+}
+
+TEST(DeviceNonzero, Densities) {
+  for (DML_TENSOR_DATA_TYPE type : {DML_TENSOR_DATA_TYPE_INT16, DML_TENSOR_DATA_TYPE_FLOAT32})
+    for (double density : {0.0, 0.001, 0.5, 0.99, 1.0}) {
+      SCOPED_TRACE(type_name(type) + " density " + std::to_string(density));
+      NonzeroTester().type(type).sizes({40, 50}).density(density).run();
+    }
+}
+
+// N from max(1, effective rank) to the input's DimensionCount: the trailing N dimensions.
+TEST(DeviceNonzero, NFromEffectiveRankToInputRank) {
+  for (uint32_t n = 2; n <= 4; ++n) NonzeroTester().sizes({1, 1, 3, 4}).n(n).run();
+  for (uint32_t n = 1; n <= 4; ++n) {
+    NonzeroTester().sizes({1, 1, 1, 1}).n(n).values<float>({2.0f}).expect_count(1).run();
+    NonzeroTester().sizes({1, 1, 1, 1}).n(n).values<float>({-0.0f}).expect_count(0).run();
+  }
+  NonzeroTester().sizes({2, 1, 3}).n(3).density(0.7).run();
+  NonzeroTester().sizes({1, 5, 1, 5, 5}).n(4).density(0.2).run();
+}
+
+TEST(DeviceNonzero, PermutedInputStridesKeepElementOrder) {
+  NonzeroTester()
+      .type(DML_TENSOR_DATA_TYPE_UINT16)
+      .sizes({2, 3})
+      .strides({1, 2})
+      .values<uint16_t>({0, 1, 2, 3, 0, 5})
+      .expect_rows({{0, 1}, {0, 2}, {1, 0}, {1, 2}})
+      .run();
+  NonzeroTester().sizes({2, 3, 4}).strides({1, 2, 6}).density(0.5).run();
+  NonzeroTester().type(DML_TENSOR_DATA_TYPE_INT8).sizes({5, 7}).strides({1, 5}).density(0.5).run();
+}
+
+TEST(DeviceNonzero, PaddedInputStrides) {
+  NonzeroTester().sizes({3, 4}).strides({9, 2}).density(0.5).run();
+  NonzeroTester().type(DML_TENSOR_DATA_TYPE_FLOAT16).sizes({2, 3, 5}).strides({40, 10, 1}).density(0.5).run();
+}
+
+TEST(DeviceNonzero, BroadcastInput) {
+  NonzeroTester().sizes({4, 5}).strides({0, 1}).density(0.5).run();
+  NonzeroTester().type(DML_TENSOR_DATA_TYPE_INT32).sizes({3, 4}).strides({1, 0}).density(0.5).run();
+  NonzeroTester().sizes({3, 3}).strides({0, 0}).density(1.0).expect_count(9).run();
+}
+
+// ONNX Runtime reads int64 coordinates [N, M] as UINT32 pairs: strides {2, 2M}.
+TEST(DeviceNonzero, OnnxRuntimeCoordinateStrides) {
+  NonzeroTester().sizes({3, 4}).coordinates_strides({2, 2 * 12}).density(0.5).run();
+  NonzeroTester().type(DML_TENSOR_DATA_TYPE_INT8).sizes({2, 3, 5}).coordinates_strides({2, 2 * 30}).run();
+  NonzeroTester().sizes({7}).coordinates_strides({2, 2 * 7}).density(1.0).run();
+}
+
+TEST(DeviceNonzero, PaddedAndPermutedCoordinates) {
+  NonzeroTester().sizes({4, 5}).coordinates_strides({3, 1}).run();
+  NonzeroTester().sizes({4, 5}).coordinates_strides({1, 20}).run();
+  NonzeroTester().sizes({2, 3}).coordinates_rank(4).coordinates_strides({100, 50, 5, 2}).run();
+}
+
+TEST(DeviceNonzero, CountAndCoordinatesRanks) {
+  for (uint32_t count_rank = 1; count_rank <= 8; ++count_rank)
+    NonzeroTester().sizes({3, 4}).count_rank(count_rank).run();
+  for (uint32_t coordinates_rank = 2; coordinates_rank <= 8; ++coordinates_rank)
+    NonzeroTester().sizes({3, 4}).coordinates_rank(coordinates_rank).run();
+  NonzeroTester().sizes({3, 4}).count_rank(3).count_strides({5, 7, 9}).run();
+}
+
+TEST(DeviceNonzero, FeatureLevel3SameDimensionCount) {
+  for (DML_FEATURE_LEVEL level : {DML_FEATURE_LEVEL_3_0, DML_FEATURE_LEVEL_3_1}) {
+    NonzeroTester().feature_level(level).sizes({1, 2, 3, 4}).count_rank(4).coordinates_rank(4).run();
+    NonzeroTester().feature_level(level).sizes({2, 1, 3, 1, 2}).count_rank(5).coordinates_rank(5).run();
+  }
+}
+
+TEST(DeviceNonzero, TotalTensorSizeLargerThanNeeded) { NonzeroTester().extra_bytes(44).sizes({3, 4}).run(); }
+
+TEST(DeviceNonzero, GuaranteedBaseOffsetAlignmentBindsBelowSixteen) {
+  for (DML_TENSOR_DATA_TYPE type : kEightTypes)
+    for (uint32_t a = element_bytes(type); a <= 8; a *= 2) {
+      SCOPED_TRACE(type_name(type) + " alignment " + std::to_string(a));
+      NonzeroTester().type(type).alignment(a).sizes({3, 64}).run();
+    }
+}
+
+TEST(DeviceNonzero, OwnedByDmlInput) {
+  NonzeroTester().owned_by_dml().sizes({5, 6}).executions(2).run();
+  NonzeroTester().owned_by_dml().type(DML_TENSOR_DATA_TYPE_INT8).sizes({5, 6}).strides({1, 5}).run();
+}
+
+TEST(DeviceNonzero, ConcurrentExecutionFromSeveralThreads) {
+  NonzeroTester().threads(4).executions(3).sizes({20, 30}).density(0.4).run();
+}
+
+// Inputs over 1 MiB make the CPU backend count and write in chunks on every thread.
+TEST(DeviceNonzero, LargeEnoughForEveryThread) {
+  NonzeroTester().type(DML_TENSOR_DATA_TYPE_INT8).sizes({1024, 1500}).density(0.3).run();
+  NonzeroTester().sizes({600, 1000}).density(0.01).run();
+  NonzeroTester().type(DML_TENSOR_DATA_TYPE_FLOAT16).sizes({1000, 600}).strides({1, 1000}).density(0.5).run();
+  NonzeroTester()  // N below the rank, ONNX Runtime's coordinate strides
+      .type(DML_TENSOR_DATA_TYPE_UINT16)
+      .sizes({1, 1, 700, 800})
+      .n(3)
+      .coordinates_strides({2, 2 * 560000})
+      .density(0.2)
+      .run();
+}
+
+TEST(DeviceNonzero, RandomCases) {
+  random_cases(200, [](Rng& rng) { random_nonzero_coordinates(rng).run(); });
+}
+
+}  // namespace
+}  // namespace odml_test

@@ -1,0 +1,52 @@
+// The tests' oracle: what SPEC.md section 3 says each operator computes, element by element from
+// the descriptors' Sizes and Strides. Nothing here calls the library.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "support/tensor_spec.h"
+
+namespace odml_test {
+
+// IEEE binary16 to binary32, written out by hand (exact for every half value).
+float half_to_float(uint16_t bits);
+
+// SPEC.md 3.3: an element is zero when it compares equal to zero (+0.0 and -0.0 are zero, NaN and
+// denormals are not).
+bool is_zero(DML_TENSOR_DATA_TYPE type, const uint8_t* element);
+
+// The bytes of the element at `coordinate` of a tensor whose buffer is `region`.
+const uint8_t* element_at(const TensorSpec& t, const Bytes& region, const Shape& coordinate);
+
+// A tensor's elements in logical (row-major) order, packed: element i at i * element_bytes.
+Bytes gather(const TensorSpec& t, const Bytes& region);
+// Writes packed logical-order elements into a region through the tensor's strides.
+void scatter(const TensorSpec& t, const Bytes& logical, Bytes& region);
+
+// JOIN: the output's elements in logical order.
+Bytes join_oracle(const std::vector<TensorSpec>& inputs, const std::vector<Bytes>& regions, uint32_t axis);
+// SPLIT: each output's elements in logical order.
+std::vector<Bytes> split_oracle(const TensorSpec& input, const Bytes& region, const std::vector<TensorSpec>& outputs,
+                                uint32_t axis);
+
+struct NonzeroResult {
+  uint32_t count = 0;
+  std::vector<Shape> rows;  // the first `count` rows, N coordinates each
+};
+// NONZERO_COORDINATES with N coordinate columns: the trailing N dimensions of every non-zero
+// element, in ascending logical order.
+NonzeroResult nonzero_oracle(const TensorSpec& input, const Bytes& region, uint32_t n);
+// Reads the count and the first `count` rows out of the operator's two output regions.
+NonzeroResult read_nonzero(const TensorSpec& count, const Bytes& count_region, const TensorSpec& coordinates,
+                           const Bytes& coordinates_region);
+
+// Bit-for-bit comparison of a tensor's elements (read through its strides) with expected
+// logical-order elements; padding between elements is not compared.
+::testing::AssertionResult elements_equal(const TensorSpec& t, const Bytes& region, const Bytes& expected,
+                                          const std::string& name);
+::testing::AssertionResult nonzero_equal(const NonzeroResult& actual, const NonzeroResult& expected);
+
+}  // namespace odml_test

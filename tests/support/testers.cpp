@@ -1,0 +1,154 @@
+#include "support/testers.h"
+
+#include <algorithm>
+
+#include "support/data_types.h"
+
+namespace odml_test {
+namespace {
+
+// Random bytes for every input region, except where the case gives an input's logical values,
+// which are written through its strides over random padding.
+std::vector<Bytes> make_inputs(Rng& rng, const std::vector<TensorSpec>& specs, const std::vector<Bytes>& values) {
+  std::vector<Bytes> regions;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    regions.push_back(random_bytes(rng, specs[i].total_bytes()));
+    if (i < values.size() && !values[i].empty()) scatter(specs[i], values[i], regions.back());
+  }
+  return regions;
+}
+
+// The context every failure of a case prints.
+std::string describe(const OpDesc& desc, uint64_t seed) { return desc.to_string() + ", " + seed_note(seed); }
+
+}  // namespace
+
+Bytes random_bytes(Rng& rng, uint64_t n) {
+  Bytes b(n);
+  for (uint8_t& x : b) x = static_cast<uint8_t>(rng());
+  if (n > 0 && std::all_of(b.begin(), b.end(), [](uint8_t x) { return x == 0; })) b[0] = 1;
+  return b;
+}
+
+Bytes random_nonzero(Rng& rng, DML_TENSOR_DATA_TYPE type) {
+  const uint32_t eb = element_bytes(type);
+  if (is_float(type) && rng() % 4 == 0) {
+    // The values a zero test might get wrong: the smallest denormal, a quiet NaN, infinity, each
+    // with either sign.
+    Bytes b(eb, 0);
+    const uint64_t sign = rng() % 2;
+    const int which = static_cast<int>(rng() % 3);
+    const int mantissa_bits = eb == 2 ? 10 : eb == 4 ? 23 : 52;
+    const uint64_t exponent_all = (eb == 2 ? 0x1Full : eb == 4 ? 0xFFull : 0x7FFull) << mantissa_bits;
+    uint64_t bits = which == 0 ? 1 : which == 1 ? exponent_all | (uint64_t{1} << (mantissa_bits - 1)) : exponent_all;
+    bits |= sign << (8 * eb - 1);
+    std::memcpy(b.data(), &bits, eb);
+    return b;
+  }
+  while (true) {
+    Bytes b = random_bytes(rng, eb);
+    if (!is_zero(type, b.data())) return b;
+  }
+}
+
+Bytes random_zero(Rng& rng, DML_TENSOR_DATA_TYPE type) {
+  Bytes b(element_bytes(type), 0);
+  if (is_float(type) && rng() % 2) b.back() = 0x80;  // -0.0
+  return b;
+}
+
+std::optional<Shape> strides_or_null(const std::vector<Shape>& strides, size_t i) {
+  if (i < strides.size() && !strides[i].empty()) return strides[i];
+  return std::nullopt;
+}
+
+Bytes JoinTester::run() {
+  std::vector<TensorSpec> in;
+  for (size_t i = 0; i < inputs_.size(); ++i) in.push_back(make(inputs_[i], strides_or_null(input_strides_, i), true));
+  const OpDesc desc = OpDesc::join(in, make(concat_sizes(inputs_, axis_), output_strides_, false), axis_);
+  const uint64_t seed = resolved_seed();
+  SCOPED_TRACE(describe(desc, seed));
+
+  Rng rng(seed);
+  const std::vector<Bytes> regions = make_inputs(rng, in, values_);
+  const Bytes expected = join_oracle(in, regions, axis_);
+  if (expected_) {
+    EXPECT_TRUE(expected == *expected_) << "the oracle disagrees with the values the case expects";
+  }
+  const RunOutputs outputs = run_operator(desc, regions, options_);
+  if (outputs.empty()) return {};
+  const TensorSpec out = desc.outputs()[0];
+  for (size_t t = 0; t < outputs.size(); ++t)
+    EXPECT_TRUE(elements_equal(out, outputs[t][0], expected, "OutputTensor")) << "thread " << t;
+  return outputs[0][0];
+}
+
+std::vector<Bytes> SplitTester::run() {
+  std::vector<TensorSpec> out;
+  for (size_t i = 0; i < outputs_.size(); ++i)
+    out.push_back(make(outputs_[i], strides_or_null(output_strides_, i), false));
+  const TensorSpec in = make(concat_sizes(outputs_, axis_), input_strides_, true);
+  const OpDesc desc = OpDesc::split(in, out, axis_);
+  const uint64_t seed = resolved_seed();
+  SCOPED_TRACE(describe(desc, seed));
+
+  Rng rng(seed);
+  const std::vector<Bytes> regions =
+      make_inputs(rng, {in}, values_ ? std::vector<Bytes>{*values_} : std::vector<Bytes>{});
+  const std::vector<Bytes> expected = split_oracle(in, regions[0], out, axis_);
+  for (size_t i = 0; i < expected_.size(); ++i)
+    if (!expected_[i].empty()) {
+      EXPECT_TRUE(expected[i] == expected_[i])
+          << "the oracle disagrees with the values the case expects for output " << i;
+    }
+  const RunOutputs outputs = run_operator(desc, regions, options_);
+  if (outputs.empty()) return {};
+  for (size_t t = 0; t < outputs.size(); ++t)
+    for (size_t i = 0; i < out.size(); ++i)
+      EXPECT_TRUE(elements_equal(out[i], outputs[t][i], expected[i], "OutputTensors[" + std::to_string(i) + "]"))
+          << "thread " << t;
+  return outputs[0];
+}
+
+void NonzeroTester::run() {
+  TensorSpec in = make(sizes_, strides_, true);
+  const uint32_t n = n_.value_or(in.rank());
+  const uint32_t m = static_cast<uint32_t>(element_count(sizes_));
+  Shape count_sizes(count_rank_, 1), coordinate_sizes(coordinates_rank_, 1);
+  coordinate_sizes[coordinates_rank_ - 2] = m;
+  coordinate_sizes[coordinates_rank_ - 1] = n;
+  TensorSpec count = make(count_sizes, count_strides_, false, DML_TENSOR_DATA_TYPE_UINT32);
+  TensorSpec coordinates = make(coordinate_sizes, coordinates_strides_, false, DML_TENSOR_DATA_TYPE_UINT32);
+  if (alignment_ != 0) count.alignment = coordinates.alignment = std::max(alignment_, 4u);  // UINT32 outputs
+  const OpDesc desc = OpDesc::nonzero(in, count, coordinates);
+  const uint64_t seed = resolved_seed();
+  SCOPED_TRACE(describe(desc, seed) + ", density " + std::to_string(density_));
+
+  Rng rng(seed);
+  std::vector<Bytes> regions = make_inputs(rng, {in}, {});
+  if (values_) {
+    scatter(in, *values_, regions[0]);
+  } else {
+    const uint32_t eb = element_bytes(in.type);
+    std::bernoulli_distribution nonzero(density_);
+    Bytes logical;
+    for (uint64_t i = 0; i < m; ++i) {
+      const Bytes v = nonzero(rng) ? random_nonzero(rng, in.type) : random_zero(rng, in.type);
+      logical.insert(logical.end(), v.begin(), v.begin() + eb);
+    }
+    scatter(in, logical, regions[0]);
+  }
+  const NonzeroResult expected = nonzero_oracle(in, regions[0], n);
+  if (expected_count_) {
+    EXPECT_EQ(expected.count, *expected_count_) << "the oracle disagrees with the case";
+  }
+  if (!expected_rows_.empty()) {
+    EXPECT_EQ(expected.rows, expected_rows_) << "the oracle disagrees with the case";
+  }
+  const RunOutputs outputs = run_operator(desc, regions, options_);
+  for (size_t t = 0; t < outputs.size(); ++t)
+    EXPECT_TRUE(nonzero_equal(read_nonzero(count, outputs[t][0], coordinates, outputs[t][1]), expected))
+        << "thread " << t;
+}
+
+}  // namespace odml_test
