@@ -1,0 +1,302 @@
+// What only the CUDA device promises (SPEC.md section 5, the CUDA backend issue): execute can be
+// captured in a CUDA graph and replayed, one compiled operator runs on several streams at once,
+// NONZERO handles inputs beyond 2^31 elements, and JOIN/SPLIT with more tensors than one launch's
+// parameters hold. Results are compared bit for bit with the CPU backend. Built only with CUDA;
+// the suite needs --device=cuda (ctest entry cuda_operators).
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+#include "opendml/opendml.hpp"
+#include "support/test_env.h"
+#include "support/testers.h"
+
+namespace odml_test {
+namespace {
+
+using opendml::TensorDesc;
+
+#define ASSERT_CUDA(expr) ASSERT_EQ((expr), cudaSuccess) << #expr << ": " << cudaGetErrorString(cudaGetLastError())
+
+class DeviceCuda : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (test_device_name().rfind("cuda", 0) != 0) GTEST_SKIP() << "needs --device=cuda";
+  }
+};
+
+struct CudaBuffer {
+  explicit CudaBuffer(uint64_t bytes) : size(bytes) {
+    if (cudaMalloc(&data, bytes) != cudaSuccess) data = nullptr;
+  }
+  ~CudaBuffer() { cudaFree(data); }
+  CudaBuffer(const CudaBuffer&) = delete;
+  void* data = nullptr;
+  uint64_t size;
+  odml_buffer_binding binding() const { return {data, size}; }
+  void upload(const Bytes& b) const { ASSERT_EQ(cudaMemcpy(data, b.data(), b.size(), cudaMemcpyHostToDevice), cudaSuccess); }
+  Bytes download(uint64_t n) const {
+    Bytes b(n);
+    EXPECT_EQ(cudaMemcpy(b.data(), data, n, cudaMemcpyDeviceToHost), cudaSuccess);
+    return b;
+  }
+};
+
+// One operator compiled on the CUDA device with its own regions, and the same operator on the
+// CPU as the reference.
+class Compiled {
+ public:
+  Compiled(const opendml::OperatorDesc& desc, std::vector<uint64_t> input_sizes, std::vector<uint64_t> output_sizes)
+      : gpu_(opendml::Operator(test_device(), desc).compile()),
+        cpu_(opendml::Operator(cpu_device(), desc).compile()),
+        input_sizes_(std::move(input_sizes)),
+        output_sizes_(std::move(output_sizes)) {
+    const odml_binding_properties p = gpu_.binding_properties();
+    persistent_ = std::make_unique<CudaBuffer>(std::max<uint64_t>(p.persistent_size_in_bytes, 256));
+    temporary_bytes_ = p.temporary_size_in_bytes;
+    gpu_.initialize(odml_bindings{nullptr, 0, nullptr, 0, {}, persistent()});
+    cpu_.initialize();
+  }
+  std::string implementation() const { return gpu_.implementation(); }
+  odml_buffer_binding persistent() const { return persistent_->binding(); }
+  uint64_t temporary_bytes() const { return temporary_bytes_; }
+
+  // Execute on the GPU (queued on stream) with the given regions.
+  void execute(const std::vector<odml_buffer_binding>& in, const std::vector<odml_buffer_binding>& out,
+               odml_buffer_binding temporary, cudaStream_t stream) const {
+    gpu_.execute(odml_bindings{in.data(), static_cast<uint32_t>(in.size()), out.data(),
+                               static_cast<uint32_t>(out.size()), temporary, persistent()},
+                 stream);
+  }
+  // The CPU backend's outputs for `inputs`.
+  std::vector<Bytes> reference(std::vector<Bytes> inputs) const {
+    std::vector<Bytes> outputs;
+    for (uint64_t size : output_sizes_) outputs.emplace_back(size, 0);
+    std::vector<odml_buffer_binding> in, out;
+    for (Bytes& b : inputs) in.push_back({b.data(), b.size()});
+    for (Bytes& b : outputs) out.push_back({b.data(), b.size()});
+    cpu_.execute(odml_bindings{in.data(), static_cast<uint32_t>(in.size()), out.data(),
+                               static_cast<uint32_t>(out.size()), {}, {}});
+    return outputs;
+  }
+  const std::vector<uint64_t>& input_sizes() const { return input_sizes_; }
+  const std::vector<uint64_t>& output_sizes() const { return output_sizes_; }
+
+ private:
+  opendml::CompiledOperator gpu_, cpu_;
+  std::vector<uint64_t> input_sizes_, output_sizes_;
+  std::unique_ptr<CudaBuffer> persistent_;
+  uint64_t temporary_bytes_ = 0;
+};
+
+// The bytes of an output that are defined after a run: all of them, except NONZERO's coordinates
+// past the count.
+uint64_t defined_bytes(const std::vector<Bytes>& expected, size_t output, bool nonzero, uint32_t columns) {
+  if (!nonzero || output == 0) return expected[output].size();
+  uint32_t count;
+  std::memcpy(&count, expected[0].data(), 4);
+  return uint64_t{count} * columns * 4;
+}
+
+// A set of device regions for one execution of `op`.
+struct Regions {
+  Regions(const Compiled& op) : temporary(std::max<uint64_t>(op.temporary_bytes(), 256)) {
+    for (uint64_t size : op.input_sizes()) inputs.push_back(std::make_unique<CudaBuffer>(size));
+    for (uint64_t size : op.output_sizes()) outputs.push_back(std::make_unique<CudaBuffer>(size));
+  }
+  std::vector<odml_buffer_binding> in() const {
+    std::vector<odml_buffer_binding> b;
+    for (const auto& x : inputs) b.push_back(x->binding());
+    return b;
+  }
+  std::vector<odml_buffer_binding> out() const {
+    std::vector<odml_buffer_binding> b;
+    for (const auto& x : outputs) b.push_back(x->binding());
+    return b;
+  }
+  std::vector<std::unique_ptr<CudaBuffer>> inputs, outputs;
+  CudaBuffer temporary;
+};
+
+std::vector<Bytes> random_inputs(Rng& rng, const Compiled& op, double density = 1.0) {
+  std::vector<Bytes> inputs;
+  for (uint64_t size : op.input_sizes()) {
+    Bytes b = random_bytes(rng, size);
+    for (auto& v : b)
+      if (std::uniform_real_distribution<double>(0, 1)(rng) >= density) v = 0;
+    inputs.push_back(std::move(b));
+  }
+  return inputs;
+}
+
+void expect_matches(const Compiled& op, const Regions& r, const std::vector<Bytes>& inputs, bool nonzero,
+                    uint32_t columns, const std::string& what) {
+  const std::vector<Bytes> expected = op.reference(inputs);
+  for (size_t k = 0; k < expected.size(); ++k) {
+    const uint64_t n = defined_bytes(expected, k, nonzero, columns);
+    const Bytes got = r.outputs[k]->download(n);
+    EXPECT_TRUE(std::equal(got.begin(), got.end(), expected[k].begin())) << what << ": output " << k << " differs";
+  }
+}
+
+struct Case {
+  std::string name;
+  std::shared_ptr<opendml::OperatorDesc> desc;
+  std::vector<uint64_t> inputs, outputs;
+  bool nonzero = false;
+  uint32_t columns = 0;
+  std::string implementation;
+};
+
+std::vector<Case> capture_cases() {
+  const auto f32 = DML_TENSOR_DATA_TYPE_FLOAT32, u8 = DML_TENSOR_DATA_TYPE_UINT8;
+  std::vector<Case> cases;
+  cases.push_back({"JOIN narrow slices",
+                   std::make_shared<opendml::JoinDesc>(std::vector<TensorDesc>{TensorDesc(f32, {4096, 1}),
+                                                                               TensorDesc(f32, {4096, 3})},
+                                                       TensorDesc(f32, {4096, 4}), 1),
+                   {4096 * 4, 4096 * 12},
+                   {4096 * 16},
+                   false,
+                   0,
+                   "cuda.slices"});
+  cases.push_back({"JOIN wide rows",
+                   std::make_shared<opendml::JoinDesc>(std::vector<TensorDesc>{TensorDesc(f32, {64, 512}),
+                                                                               TensorDesc(f32, {64, 256})},
+                                                       TensorDesc(f32, {64, 768}), 1),
+                   {64 * 512 * 4, 64 * 256 * 4},
+                   {64 * 768 * 4},
+                   false,
+                   0,
+                   "cuda.copy"});
+  cases.push_back({"SPLIT narrow slices",
+                   std::make_shared<opendml::SplitDesc>(TensorDesc(u8, {8192, 6}),
+                                                        std::vector<TensorDesc>{TensorDesc(u8, {8192, 2}),
+                                                                                TensorDesc(u8, {8192, 4})},
+                                                        1),
+                   {8192 * 6},
+                   {8192 * 2, 8192 * 4},
+                   false,
+                   0,
+                   "cuda.slices"});
+  cases.push_back({"NONZERO",
+                   std::make_shared<opendml::NonzeroCoordinatesDesc>(
+                       TensorDesc(u8, {300, 1000}), TensorDesc(DML_TENSOR_DATA_TYPE_UINT32, {1}),
+                       TensorDesc(DML_TENSOR_DATA_TYPE_UINT32, {300000, 2})),
+                   {300000},
+                   {4, 300000 * 8},
+                   true,
+                   2,
+                   "cuda.nonzero"});
+  return cases;
+}
+
+// Execute is captured once (global capture mode, which refuses any synchronising or allocating
+// call) and the graph replayed after the inputs change.
+TEST_F(DeviceCuda, GraphCaptureAndReplay) {
+  Rng rng(next_seed());
+  cudaStream_t stream;
+  ASSERT_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  for (const Case& c : capture_cases()) {
+    SCOPED_TRACE(c.name);
+    const Compiled op(*c.desc, c.inputs, c.outputs);
+    EXPECT_EQ(op.implementation(), c.implementation);
+    const Regions r(op);
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    ASSERT_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+    op.execute(r.in(), r.out(), r.temporary.binding(), stream);
+    ASSERT_CUDA(cudaStreamEndCapture(stream, &graph));
+    ASSERT_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+    for (double density : {0.5, 0.01, 1.0}) {
+      const std::vector<Bytes> inputs = random_inputs(rng, op, density);
+      for (size_t i = 0; i < inputs.size(); ++i) r.inputs[i]->upload(inputs[i]);
+      ASSERT_CUDA(cudaGraphLaunch(exec, stream));
+      ASSERT_CUDA(cudaStreamSynchronize(stream));
+      expect_matches(op, r, inputs, c.nonzero, c.columns, "replay at density " + std::to_string(density));
+    }
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+  }
+  cudaStreamDestroy(stream);
+}
+
+// One compiled operator, two streams, each with its own regions, executions interleaved with no
+// synchronisation between them.
+TEST_F(DeviceCuda, OneCompiledOperatorOnTwoStreams) {
+  Rng rng(next_seed());
+  for (const Case& c : capture_cases()) {
+    SCOPED_TRACE(c.name);
+    const Compiled op(*c.desc, c.inputs, c.outputs);
+    cudaStream_t streams[2];
+    std::unique_ptr<Regions> regions[2];
+    std::vector<Bytes> inputs[2];
+    for (int s = 0; s < 2; ++s) {
+      ASSERT_CUDA(cudaStreamCreateWithFlags(&streams[s], cudaStreamNonBlocking));
+      regions[s] = std::make_unique<Regions>(op);
+      inputs[s] = random_inputs(rng, op, s == 0 ? 0.3 : 0.9);
+      for (size_t i = 0; i < inputs[s].size(); ++i) regions[s]->inputs[i]->upload(inputs[s][i]);
+    }
+    for (int round = 0; round < 20; ++round)
+      for (int s = 0; s < 2; ++s) op.execute(regions[s]->in(), regions[s]->out(), regions[s]->temporary.binding(), streams[s]);
+    for (int s = 0; s < 2; ++s) {
+      ASSERT_CUDA(cudaStreamSynchronize(streams[s]));
+      expect_matches(op, *regions[s], inputs[s], c.nonzero, c.columns, "stream " + std::to_string(s));
+      cudaStreamDestroy(streams[s]);
+    }
+  }
+}
+
+// 2^31 + 2^21 + 3 one-byte elements (a partial last tile), non-zeros on both sides of 2^31 and
+// at the very end. Rows are flat indices (a 1-D input), so they are known without a reference.
+TEST_F(DeviceCuda, HugeNonzeroOverTwoToThe31Elements) {
+  const uint32_t m = (1u << 31) + (1u << 21) + 3;
+  size_t free_bytes = 0, total = 0;
+  ASSERT_CUDA(cudaMemGetInfo(&free_bytes, &total));
+  if (free_bytes < uint64_t{m} * 5 + (uint64_t{1} << 30)) GTEST_SKIP() << "needs about 11 GB of free GPU memory";
+  const std::vector<uint32_t> nonzero = {0, 1000, (1u << 31) - 1, 1u << 31, (1u << 31) + 5, m - 1};
+  opendml::NonzeroCoordinatesDesc desc(TensorDesc(DML_TENSOR_DATA_TYPE_INT8, {m}),
+                                       TensorDesc(DML_TENSOR_DATA_TYPE_UINT32, {1}),
+                                       TensorDesc(DML_TENSOR_DATA_TYPE_UINT32, {m, 1}));
+  opendml::CompiledOperator op = opendml::Operator(test_device(), desc).compile();
+  const odml_binding_properties p = op.binding_properties();
+  CudaBuffer input(m), count(4), coordinates(uint64_t{m} * 4), temporary(p.temporary_size_in_bytes);
+  ASSERT_NE(input.data, nullptr);
+  ASSERT_NE(coordinates.data, nullptr);
+  ASSERT_CUDA(cudaMemset(input.data, 0, m));
+  for (uint32_t i : nonzero) ASSERT_CUDA(cudaMemset(static_cast<uint8_t*>(input.data) + i, 0x80, 1));  // INT8 -128
+  op.initialize();
+  const odml_buffer_binding in = input.binding(), out[2] = {count.binding(), coordinates.binding()};
+  op.execute(odml_bindings{&in, 1, out, 2, temporary.binding(), {}}, nullptr);
+  ASSERT_CUDA(cudaDeviceSynchronize());
+  const Bytes c = count.download(4), rows = coordinates.download(nonzero.size() * 4);
+  uint32_t n;
+  std::memcpy(&n, c.data(), 4);
+  ASSERT_EQ(n, nonzero.size());
+  for (size_t k = 0; k < nonzero.size(); ++k) {
+    uint32_t row;
+    std::memcpy(&row, &rows[k * 4], 4);
+    EXPECT_EQ(row, nonzero[k]) << "row " << k;
+  }
+}
+
+// More tensors than one launch's parameter table holds (4000): the copy is split into launches.
+TEST_F(DeviceCuda, JoinAndSplitOfMoreTensorsThanOneLaunchHolds) {
+  JoinTester().type(DML_TENSOR_DATA_TYPE_INT32).axis(1).inputs(std::vector<Shape>(4500, {2, 1})).run();
+  SplitTester().type(DML_TENSOR_DATA_TYPE_UINT16).axis(0).outputs(std::vector<Shape>(4100, {1, 3})).run();
+}
+
+TEST_F(DeviceCuda, UnknownOrdinalIsInvalidArgument) {
+  try {
+    opendml::Device("cuda:4096");
+    FAIL() << "cuda:4096 opened";
+  } catch (const opendml::Error& e) {
+    EXPECT_EQ(e.status(), ODML_STATUS_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(e.what()).find("does not exist"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace odml_test
