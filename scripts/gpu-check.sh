@@ -4,6 +4,7 @@
 # is set (the device tool's output folder), else to build/gpu-logs.
 #
 #   scripts/gpu-check.sh [build|test|sanitize|bench]...   (default: all four)
+#   MEMCHECK_FILTER / RACECHECK_FILTER narrow the sanitized tests (default: Device*-*Huge*).
 # GoogleTest and nlohmann-json sources may be supplied in .deps/ (googletest/, include/nlohmann/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,13 +29,15 @@ for step in "${steps[@]}"; do
       ctest --test-dir $build -j 4 --output-on-failure 2>&1 | tee "$logs/ctest.log" | tail -n 15
       ;;
     sanitize)
+      # The device suites under memcheck and racecheck; the filters can be narrowed for a quick run.
       tests=$build/tests/opendml_tests
-      filter='Device*:-*Huge*'
       for tool in memcheck racecheck; do
+        var=${tool^^}_FILTER
+        filter=${!var:-'Device*-*Huge*'}
         compute-sanitizer --tool $tool --error-exitcode 1 --print-limit 20 \
           $tests --device=cuda --gtest_filter="$filter" >"$logs/sanitizer-$tool.log" 2>&1 &&
-          echo "compute-sanitizer $tool: clean ($(grep -c '^\[       OK' "$logs/sanitizer-$tool.log") tests)" ||
-          { echo "compute-sanitizer $tool: FAILED"; tail -n 30 "$logs/sanitizer-$tool.log"; }
+          echo "compute-sanitizer $tool: clean, $(grep -c '^\[       OK' "$logs/sanitizer-$tool.log") tests ($filter)" ||
+          { echo "compute-sanitizer $tool: FAILED ($filter)"; tail -n 30 "$logs/sanitizer-$tool.log"; }
       done
       ;;
     bench)
