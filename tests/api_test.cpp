@@ -242,7 +242,7 @@ TEST(CppApi, BadDeviceNameThrows) {
 }
 
 TEST(CppApi, BadBindingsThrow) {
-  const opendml::CompiledOperator c = opendml::Operator(cpu_device(), sample_join().get()).compile();
+  opendml::CompiledOperator c = opendml::Operator(cpu_device(), sample_join().get()).compile();
   c.initialize();
   try {
     c.execute({}, {});

@@ -288,12 +288,13 @@ TEST_F(DeviceCuda, JoinAndSplitOfMoreTensorsThanOneLaunchHolds) {
   SplitTester().type(DML_TENSOR_DATA_TYPE_UINT16).axis(0).outputs(std::vector<Shape>(4100, {1, 3})).run();
 }
 
-TEST_F(DeviceCuda, UnknownOrdinalIsInvalidArgument) {
+// A well-formed name of a device this machine lacks is UNSUPPORTED (a malformed one is invalid).
+TEST_F(DeviceCuda, MissingOrdinalIsUnsupported) {
   try {
     opendml::Device("cuda:4096");
     FAIL() << "cuda:4096 opened";
   } catch (const opendml::Error& e) {
-    EXPECT_EQ(e.status(), ODML_STATUS_INVALID_ARGUMENT);
+    EXPECT_EQ(e.status(), ODML_STATUS_UNSUPPORTED);
     EXPECT_NE(std::string(e.what()).find("does not exist"), std::string::npos) << e.what();
   }
 }

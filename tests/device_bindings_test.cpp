@@ -205,7 +205,7 @@ TEST(DeviceBindings, InputsOverlappingEachOtherAllowed) {
   shared.upload(data);
   const TensorSpec in = spec(kF32, {2, 4}), out = spec(kF32, {2, 8});
   const OpDesc desc = OpDesc::join({in, in}, out, 1);
-  const opendml::CompiledOperator op = opendml::Operator(test_device(), desc.get()).compile();
+  opendml::CompiledOperator op = opendml::Operator(test_device(), desc.get()).compile();
   op.initialize();
   GuardedBuffer result(test_device(), out);
   op.execute({shared.binding(), shifted(shared.binding(), 16)}, {result.binding()});

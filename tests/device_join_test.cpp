@@ -144,7 +144,7 @@ TEST(DeviceJoin, EachPersistentRegionKeepsItsOwnedInput) {
   a.flags = DML_TENSOR_FLAG_OWNED_BY_DML;
   const TensorSpec b = spec(kF32, {2, 5}), out = spec(kF32, {2, 8});
   const OpDesc desc = OpDesc::join({a, b}, out, 1);
-  const opendml::CompiledOperator op = opendml::Operator(device, desc.get()).compile();
+  opendml::CompiledOperator op = opendml::Operator(device, desc.get()).compile();
   const odml_binding_properties props = op.binding_properties();
   ASSERT_EQ(props.temporary_size_in_bytes, 0u) << "this test binds no temporary region";
   Rng rng(next_seed());

@@ -103,7 +103,7 @@ typedef struct odml_buffer_binding {
 /* The regions a call binds. At execute: every input not flagged DML_TENSOR_FLAG_OWNED_BY_DML, every
  * output, and the temporary and persistent regions when their sizes are not zero. At initialize:
  * exactly the inputs flagged DML_TENSOR_FLAG_OWNED_BY_DML (input_count 0 when there are none), no
- * outputs, and the temporary and persistent regions. */
+ * outputs, and the persistent region; initialize uses no temporary region. */
 typedef struct odml_bindings {
   const odml_buffer_binding* inputs;
   uint32_t input_count;

@@ -194,7 +194,7 @@ class Buffer {
 
 class CompiledOperator {
  public:
-  explicit CompiledOperator(odml_compiled_operator handle) : handle_(handle) {}
+  CompiledOperator(odml_compiled_operator handle, Device device) : handle_(handle), device_(std::move(device)) {}
   odml_compiled_operator get() const { return handle_.get(); }
 
   odml_binding_properties binding_properties() const {
@@ -207,33 +207,51 @@ class CompiledOperator {
   void initialize(const odml_bindings& bindings, void* stream = nullptr) const {
     check(odml_compiled_operator_initialize(get(), &bindings, stream));
   }
-  // For operators with no persistent or temporary region and no OWNED_BY_DML input.
-  void initialize() const { initialize(odml_bindings{}); }
+  // Initializes with regions the wrapper allocates on the operator's device and keeps: the
+  // persistent region compile asked for, and a temporary region for the execute overload below.
+  // (For operators without OWNED_BY_DML inputs.) The kept temporary region serves one execution
+  // at a time: executions that may overlap, on several threads or streams, bind their own.
+  void initialize(void* stream = nullptr) {
+    const odml_binding_properties p = binding_properties();
+    persistent_ = p.persistent_size_in_bytes ? std::make_shared<Buffer>(device_, p.persistent_size_in_bytes) : nullptr;
+    temporary_ = p.temporary_size_in_bytes ? std::make_shared<Buffer>(device_, p.temporary_size_in_bytes) : nullptr;
+    initialize(odml_bindings{nullptr, 0, nullptr, 0, {}, kept(persistent_)}, stream);
+  }
 
   void execute(const odml_bindings& bindings, void* stream = nullptr) const {
     check(odml_compiled_operator_execute(get(), &bindings, stream));
   }
-  // The same, with the bindings listed in place; the regions default to unbound.
+  // The same, with the bindings listed in place; an unbound temporary or persistent region is the
+  // one initialize() kept, if any.
   void execute(std::initializer_list<odml_buffer_binding> inputs, std::initializer_list<odml_buffer_binding> outputs,
                odml_buffer_binding temporary = {}, odml_buffer_binding persistent = {}, void* stream = nullptr) const {
-    const odml_bindings b{inputs.begin(),  static_cast<uint32_t>(inputs.size()),
-                          outputs.begin(), static_cast<uint32_t>(outputs.size()),
-                          temporary,       persistent};
+    const odml_bindings b{inputs.begin(),
+                          static_cast<uint32_t>(inputs.size()),
+                          outputs.begin(),
+                          static_cast<uint32_t>(outputs.size()),
+                          temporary.data ? temporary : kept(temporary_),
+                          persistent.data ? persistent : kept(persistent_)};
     execute(b, stream);
   }
 
  private:
+  static odml_buffer_binding kept(const std::shared_ptr<Buffer>& buffer) {
+    return buffer ? buffer->binding() : odml_buffer_binding{};
+  }
   struct Deleter {
     void operator()(odml_compiled_operator c) const { odml_compiled_operator_destroy(c); }
   };
   std::unique_ptr<odml_compiled_operator_s, Deleter> handle_;
+  Device device_;
+  std::shared_ptr<Buffer> persistent_, temporary_;
 };
 
 class Operator {
  public:
   Operator(const Device& device, const OperatorDesc& desc, DML_FEATURE_LEVEL level = DML_FEATURE_LEVEL(0))
       : Operator(device, desc.desc(), level) {}
-  Operator(const Device& device, const DML_OPERATOR_DESC& desc, DML_FEATURE_LEVEL level = DML_FEATURE_LEVEL(0)) {
+  Operator(const Device& device, const DML_OPERATOR_DESC& desc, DML_FEATURE_LEVEL level = DML_FEATURE_LEVEL(0))
+      : device_(device) {
     odml_operator op = nullptr;
     check(odml_operator_create(device.get(), &desc, level, &op));
     handle_.reset(op);
@@ -243,13 +261,14 @@ class Operator {
   CompiledOperator compile() const {
     odml_compiled_operator c = nullptr;
     check(odml_operator_compile(get(), &c));
-    return CompiledOperator(c);
+    return CompiledOperator(c, device_);
   }
 
  private:
   struct Deleter {
     void operator()(odml_operator o) const { odml_operator_destroy(o); }
   };
+  Device device_;
   std::unique_ptr<odml_operator_s, Deleter> handle_;
 };
 

@@ -105,7 +105,8 @@ Status check_bindings(const OperatorDef& op, const odml_bindings* bindings, Phas
   for (uint32_t i = 0; i < b.output_count; ++i)
     ODML_RETURN_IF_ERROR(check_tensor(op.outputs[i], b.outputs[i], true, true, where, regions));
   static const std::string temporary = "the temporary region", persistent = "the persistent region";
-  ODML_RETURN_IF_ERROR(check_region(b.temporary, sizes.temporary, temporary, true, where, regions));
+  // Only execute uses the temporary region.
+  ODML_RETURN_IF_ERROR(check_region(b.temporary, execute ? sizes.temporary : 0, temporary, true, where, regions));
   ODML_RETURN_IF_ERROR(check_region(b.persistent, sizes.persistent, persistent, !execute, where, regions));
   return check_overlaps(regions, where);
 }

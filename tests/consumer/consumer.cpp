@@ -9,7 +9,7 @@ int main() {
     constexpr auto i32 = DML_TENSOR_DATA_TYPE_INT32;
     const opendml::Device device("cpu");
     const opendml::JoinDesc join({TensorDesc(i32, {2, 1}), TensorDesc(i32, {2, 2})}, TensorDesc(i32, {2, 3}), 1);
-    const opendml::CompiledOperator op = opendml::Operator(device, join).compile();
+    opendml::CompiledOperator op = opendml::Operator(device, join).compile();
     op.initialize();
     const std::vector<int32_t> a = {1, 4}, b = {2, 3, 5, 6}, want = {1, 2, 3, 4, 5, 6};
     const opendml::Buffer da(device, 8), db(device, 16), out(device, 24);

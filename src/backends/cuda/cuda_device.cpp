@@ -74,8 +74,8 @@ Result<std::shared_ptr<Device>> make_cuda_device(int ordinal) {
                        ")");
   if (ordinal < 0) ODML_RETURN_IF_ERROR(cuda_status(cudaGetDevice(&ordinal), "cudaGetDevice"));
   if (ordinal >= count)
-    return invalid_argument("cuda:", ordinal, " does not exist; this machine has ", count, " CUDA device",
-                            count == 1 ? "" : "s");
+    return unsupported("cuda:", ordinal, " does not exist; this machine has ", count, " CUDA device",
+                       count == 1 ? "" : "s");
   cudaDeviceProp props{};
   ODML_RETURN_IF_ERROR(cuda_status(cudaGetDeviceProperties(&props, ordinal), "cudaGetDeviceProperties"));
   return std::shared_ptr<Device>(
