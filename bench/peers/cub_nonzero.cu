@@ -126,6 +126,8 @@ int cub_nonzero(const void* input, uint64_t n, int element_bytes, uint32_t mask,
   return cudaGetLastError();
 }
 
+int cub_nonzero_cub_version(void) { return CUB_VERSION; }
+
 const char* cub_nonzero_error_string(int error) { return cudaGetErrorString(static_cast<cudaError_t>(error)); }
 
 }  // extern "C"
