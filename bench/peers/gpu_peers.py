@@ -667,7 +667,11 @@ def make_env(args, modules, missing):
             missing["jax"] = f"JAX has no GPU backend here (devices: {modules['jax'].devices()})"
     if modules.get("cupy") is not None and clock.handle:  # CuPy on torch's stream, when it is not the default
         modules["cupy"].cuda.ExternalStream(clock.handle).use()
-    odml = opendml.Device(opendml.load(args.lib), "cpu" if args.simulate else "cuda")
+    odml = None
+    try:
+        odml = opendml.Device(opendml.load(args.lib), "cpu" if args.simulate else "cuda")
+    except (OSError, opendml.OpendmlError) as e:  # the peers still run, and the page says why opendml did not
+        missing["opendml"] = f"{type(e).__name__}: {e}"
     cub = None if args.simulate else load_cub(args.cub, missing)
     return Env(torch, modules.get("cupy"), modules.get("jax"), modules.get("jnp"), device, clock, odml, cub, missing,
                l2, args.budget_per_peer_s)
@@ -736,7 +740,8 @@ def main():
         print(f"torch with CUDA is required: {missing.get('torch', 'torch.cuda.is_available() is False')}")
         return 1
     env = make_env(args, modules, missing)
-    results = common.new_results("gpu", env.odml.name, versions(env, modules), notes=[
+    device = "simulation on the CPU" if args.simulate else modules["torch"].cuda.get_device_name(0)
+    results = common.new_results("gpu", device, versions(env, modules), notes=[
         "time_us: CUDA events around one call, the GPU kept busy ahead of it so that launch overhead is hidden "
         "where the API allows; torch.nonzero and cupy.argwhere include their wait for the count. JAX: wall clock "
         "over batches of calls (JAX runs on its own streams). call_us: one call on an idle GPU, host included.",
