@@ -183,7 +183,8 @@ def case_table(records):
     for r in records:
         gbps, fraction = common.derived(r, "opendml")
         mine = r["peers"].get("opendml", {})
-        rows.append([r["name"], f"{r['bytes'] / 1e6:.3g}", f"{mine['time_us']:.1f}" if "time_us" in mine else "error",
+        mb = r["bytes"] / 1e6
+        rows.append([r["name"], f"{mb:.3g}" if mb < 1000 else f"{mb:,.0f}", f"{mine['time_us']:.1f}" if "time_us" in mine else "error",
                      f"{gbps:.0f}" if gbps else "-", f"{fraction:.2f}" if fraction else "-",
                      f"{mine['call_us']:.1f}" if "call_us" in mine else "-"] + [cell(r, p) for p in peers])
     return markdown_table(header, rows)

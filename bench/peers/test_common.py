@@ -69,7 +69,7 @@ class CommonTest(unittest.TestCase):
         self.assertIn("shape", common.compare([coordinates], [coordinates[:1]], coordinates=True))
 
     def test_aligned_empty(self):
-        for shape, dtype in (((3,), "uint8"), ((5, 7), "float16"), ((0,), "float32")):
+        for shape, dtype in (((3,), "uint8"), ((5, 7), "float16"), ((1 << 20,), "float32")):
             a = common.aligned_empty(shape, dtype)
             self.assertEqual((a.shape, a.dtype), (shape, np.dtype(dtype)))
             self.assertEqual(a.ctypes.data % 64, 0)
