@@ -248,13 +248,14 @@ def plot(results, op, path):
         second_title, second_x = "n = 2^24, f32, rank 2", "density"
     else:
         second = [r for r in records if r["group"] == "slices" and param(r, "pieces") == 2 and
-                  param(r, "dtype") == "float32"]
+                  param(r, "dtype") == "float32" and param(r, "total_bytes") == 256 * MIB]
         second += [r for r in sweep if param(r, "total_bytes") == 256 * MIB]
         second.sort(key=lambda r: param(r, "slice_bytes") or 1 << 40)
         labels = [str(param(r, "slice_bytes") or "outer") for r in second]
         second_title, second_x = "256 MiB, f32, 2 pieces", "slice bytes"
     figure, (left, right) = plt.subplots(1, 2, figsize=(13, 5))
     peers = ["opendml"] + peers_of(records) + ["copy"]
+    handles = {}  # one legend entry per line, from whichever panel drew it
     for peer in peers:
         style = {"linestyle": "--", "color": "black"} if peer == "copy" else {"linewidth": 2.5} \
             if peer == "opendml" else {}
@@ -264,7 +265,7 @@ def plot(results, op, path):
                       if not r["peers"].get(peer, {}).get("no_copy")]
             points = [(x, y) for x, y in points if y]
             if points:
-                axis.plot(*zip(*points), marker="o", label=peer if axis is left else None, **style)
+                handles[peer] = axis.plot(*zip(*points), marker="o", **style)[0]
     left.set_xscale("log", base=2)
     left.set_xlabel("elements" if op == "nonzero" else "bytes joined" if op == "join" else "bytes split")
     left.set_title(f"size sweep: {setting(sweep[0]) if sweep else 'no cases'}")
@@ -275,7 +276,8 @@ def plot(results, op, path):
         axis.set_ylabel("effective GB/s (bytes a perfect kernel moves / time)")
         axis.grid(True, alpha=0.3)
         axis.set_ylim(bottom=0)
-    figure.legend(loc="lower center", ncol=min(len(peers), 7), fontsize=8)
+    if handles:
+        figure.legend(list(handles.values()), list(handles), loc="lower center", ncol=min(len(handles), 7), fontsize=8)
     device = results["device"] + ("  [PLACEHOLDER]" if results.get("placeholder") else "")
     figure.suptitle(f"{TITLES[op]} on {device}")
     figure.tight_layout(rect=(0, 0.08, 1, 0.95))
