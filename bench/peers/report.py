@@ -178,15 +178,19 @@ def markdown_table(header, rows):
 
 def case_table(records):
     peers = peers_of(records)
-    header = ["case", "MB moved", "opendml us", "GB/s", "of copy", "call us"] + [f"{p} us (x)" for p in peers]
+    calls = any("call_us" in r["peers"].get("opendml", {}) for r in records)  # GPU runs time lone calls too
+    header = ["case", "MB moved", "opendml us", "GB/s", "of copy"] + ["call us"] * calls
+    header += [f"{p} us (x)" for p in peers]
     rows = []
     for r in records:
         gbps, fraction = common.derived(r, "opendml")
         mine = r["peers"].get("opendml", {})
         mb = r["bytes"] / 1e6
-        rows.append([r["name"], f"{mb:.3g}" if mb < 1000 else f"{mb:,.0f}", f"{mine['time_us']:.1f}" if "time_us" in mine else "error",
-                     f"{gbps:.0f}" if gbps else "-", f"{fraction:.2f}" if fraction else "-",
-                     f"{mine['call_us']:.1f}" if "call_us" in mine else "-"] + [cell(r, p) for p in peers])
+        row = [r["name"], f"{mb:.3g}" if mb < 1000 else f"{mb:,.0f}",
+               f"{mine['time_us']:.1f}" if "time_us" in mine else "error", f"{gbps:.0f}" if gbps else "-",
+               f"{fraction:.2f}" if fraction else "-"]
+        row += [f"{mine['call_us']:.1f}" if "call_us" in mine else "-"] * calls
+        rows.append(row + [cell(r, p) for p in peers])
     return markdown_table(header, rows)
 
 
@@ -326,7 +330,7 @@ def page(gpu, cpu, sources, plots):
             "kept busy ahead of it so that launch overhead is hidden wherever the API lets it be; a peer that "
             "must wait for its result's size (torch.nonzero, cupy.argwhere) pays that wait. JAX runs on its own "
             "streams and is timed by the wall clock over batches of calls. CPU: wall clock.",
-            "- **call us**: one call on an idle GPU, host overhead included (what a lone call costs).",
+            "- **call us** (GPU): one call on an idle GPU, host overhead included (what a lone call costs).",
             "- **MB moved**: the bytes a perfect kernel moves: inputs read once, outputs written once in opendml's "
             "format (NONZERO: the input, the count, and N uint32 coordinates per non-zero). **GB/s** is that "
             "over the time; **of copy** is the time of a device-to-device copy of as many bytes (half read, half "
@@ -334,8 +338,8 @@ def page(gpu, cpu, sources, plots):
             "- **peer us (x)**: the peer's time, and in brackets that time over opendml's: above 1 means "
             "opendml is faster. **wrong**: the peer's result differs from NumPy's (see 'Disagreements'); "
             "**views**: the peer returned views of its input and copied nothing; **error**: it could not run.",
-            "- Inputs rotate over copies that together exceed 2.5 times the L2 cache, so that no one reads "
-            "from L2 (inputs under about 250 KiB stay in L2 for everyone).", ""]
+            "- GPU inputs rotate over copies that together exceed 2.5 times the L2 cache, so that no one reads "
+            "from L2 (inputs under about 250 KiB stay in L2 for everyone). CPU inputs are not rotated.", ""]
 
     for results, label in ((gpu, "GPU"), (cpu, "CPU")):
         if results is None:
