@@ -36,7 +36,9 @@ struct CudaBuffer {
   void* data = nullptr;
   uint64_t size;
   odml_buffer_binding binding() const { return {data, size}; }
-  void upload(const Bytes& b) const { ASSERT_EQ(cudaMemcpy(data, b.data(), b.size(), cudaMemcpyHostToDevice), cudaSuccess); }
+  void upload(const Bytes& b) const {
+    ASSERT_EQ(cudaMemcpy(data, b.data(), b.size(), cudaMemcpyHostToDevice), cudaSuccess);
+  }
   Bytes download(uint64_t n) const {
     Bytes b(n);
     EXPECT_EQ(cudaMemcpy(b.data(), data, n, cudaMemcpyDeviceToHost), cudaSuccess);
@@ -77,8 +79,8 @@ class Compiled {
     std::vector<odml_buffer_binding> in, out;
     for (Bytes& b : inputs) in.push_back({b.data(), b.size()});
     for (Bytes& b : outputs) out.push_back({b.data(), b.size()});
-    cpu_.execute(odml_bindings{in.data(), static_cast<uint32_t>(in.size()), out.data(),
-                               static_cast<uint32_t>(out.size()), {}, {}});
+    cpu_.execute(odml_bindings{
+        in.data(), static_cast<uint32_t>(in.size()), out.data(), static_cast<uint32_t>(out.size()), {}, {}});
     return outputs;
   }
   const std::vector<uint64_t>& input_sizes() const { return input_sizes_; }
@@ -154,33 +156,32 @@ std::vector<Case> capture_cases() {
   const auto f32 = DML_TENSOR_DATA_TYPE_FLOAT32, u8 = DML_TENSOR_DATA_TYPE_UINT8;
   std::vector<Case> cases;
   cases.push_back({"JOIN narrow slices",
-                   std::make_shared<opendml::JoinDesc>(std::vector<TensorDesc>{TensorDesc(f32, {4096, 1}),
-                                                                               TensorDesc(f32, {4096, 3})},
-                                                       TensorDesc(f32, {4096, 4}), 1),
+                   std::make_shared<opendml::JoinDesc>(
+                       std::vector<TensorDesc>{TensorDesc(f32, {4096, 1}), TensorDesc(f32, {4096, 3})},
+                       TensorDesc(f32, {4096, 4}), 1),
                    {4096 * 4, 4096 * 12},
                    {4096 * 16},
                    false,
                    0,
                    "cuda.slices"});
   cases.push_back({"JOIN wide rows",
-                   std::make_shared<opendml::JoinDesc>(std::vector<TensorDesc>{TensorDesc(f32, {64, 512}),
-                                                                               TensorDesc(f32, {64, 256})},
-                                                       TensorDesc(f32, {64, 768}), 1),
+                   std::make_shared<opendml::JoinDesc>(
+                       std::vector<TensorDesc>{TensorDesc(f32, {64, 512}), TensorDesc(f32, {64, 256})},
+                       TensorDesc(f32, {64, 768}), 1),
                    {64 * 512 * 4, 64 * 256 * 4},
                    {64 * 768 * 4},
                    false,
                    0,
                    "cuda.copy"});
-  cases.push_back({"SPLIT narrow slices",
-                   std::make_shared<opendml::SplitDesc>(TensorDesc(u8, {8192, 6}),
-                                                        std::vector<TensorDesc>{TensorDesc(u8, {8192, 2}),
-                                                                                TensorDesc(u8, {8192, 4})},
-                                                        1),
-                   {8192 * 6},
-                   {8192 * 2, 8192 * 4},
-                   false,
-                   0,
-                   "cuda.slices"});
+  cases.push_back(
+      {"SPLIT narrow slices",
+       std::make_shared<opendml::SplitDesc>(
+           TensorDesc(u8, {8192, 6}), std::vector<TensorDesc>{TensorDesc(u8, {8192, 2}), TensorDesc(u8, {8192, 4})}, 1),
+       {8192 * 6},
+       {8192 * 2, 8192 * 4},
+       false,
+       0,
+       "cuda.slices"});
   cases.push_back({"NONZERO",
                    std::make_shared<opendml::NonzeroCoordinatesDesc>(
                        TensorDesc(u8, {300, 1000}), TensorDesc(DML_TENSOR_DATA_TYPE_UINT32, {1}),
@@ -240,7 +241,8 @@ TEST_F(DeviceCuda, OneCompiledOperatorOnTwoStreams) {
       for (size_t i = 0; i < inputs[s].size(); ++i) regions[s]->inputs[i]->upload(inputs[s][i]);
     }
     for (int round = 0; round < 20; ++round)
-      for (int s = 0; s < 2; ++s) op.execute(regions[s]->in(), regions[s]->out(), regions[s]->temporary.binding(), streams[s]);
+      for (int s = 0; s < 2; ++s)
+        op.execute(regions[s]->in(), regions[s]->out(), regions[s]->temporary.binding(), streams[s]);
     for (int s = 0; s < 2; ++s) {
       ASSERT_CUDA(cudaStreamSynchronize(streams[s]));
       expect_matches(op, *regions[s], inputs[s], c.nonzero, c.columns, "stream " + std::to_string(s));
@@ -262,10 +264,12 @@ TEST_F(DeviceCuda, HugeNonzeroOverTwoToThe31Elements) {
                                        TensorDesc(DML_TENSOR_DATA_TYPE_UINT32, {m, 1}));
   opendml::CompiledOperator op = opendml::Operator(test_device(), desc).compile();
   const odml_binding_properties p = op.binding_properties();
-  CudaBuffer input(m), count(4), coordinates(uint64_t{m} * 4), temporary(p.temporary_size_in_bytes);
+  // Regions of TotalTensorSizeInBytes: the input's m bytes round up to a multiple of 4.
+  CudaBuffer input((uint64_t{m} + 3) / 4 * 4), count(4), coordinates(uint64_t{m} * 4),
+      temporary(p.temporary_size_in_bytes);
   ASSERT_NE(input.data, nullptr);
   ASSERT_NE(coordinates.data, nullptr);
-  ASSERT_CUDA(cudaMemset(input.data, 0, m));
+  ASSERT_CUDA(cudaMemset(input.data, 0, input.size));
   for (uint32_t i : nonzero) ASSERT_CUDA(cudaMemset(static_cast<uint8_t*>(input.data) + i, 0x80, 1));  // INT8 -128
   op.initialize();
   const odml_buffer_binding in = input.binding(), out[2] = {count.binding(), coordinates.binding()};
