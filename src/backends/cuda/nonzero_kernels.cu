@@ -157,10 +157,10 @@ __device__ __forceinline__ uint32_t warp_sum(uint32_t v) {
   return v;
 }
 
-// Warp 0: the number of non-zeros in tiles [0, tile). Each pass reads a window of the 256 nearest
-// unread predecessors, eight per lane (lane 0 the nearest), and sums counts up to the nearest
+// Warp 0: the number of non-zeros in tiles [0, tile). Each pass reads a window of the 128 nearest
+// unread predecessors, four per lane (lane 0 the nearest), and sums counts up to the nearest
 // inclusive prefix; without one, it sums the window and reads the next.
-constexpr uint32_t kLookBackPerLane = 8;
+constexpr uint32_t kLookBackPerLane = 4;
 
 __device__ uint32_t look_back(const NonzeroParams& p, uint32_t tile) {
   const uint32_t lane = threadIdx.x & 31;
@@ -195,7 +195,7 @@ __device__ uint32_t look_back(const NonzeroParams& p, uint32_t tile) {
       const uint32_t needed = stops ? 0xFFFFFFFFu >> (31 - (__ffs(stops) - 1)) : 0xFFFFFFFFu;
       if ((complete & needed) == needed) break;
       __nanosleep(sleep);
-      sleep = min(sleep * 2, 128u);
+      sleep = min(sleep * 2, 256u);
     }
     const uint32_t inclusive = __ballot_sync(0xFFFFFFFFu, found);
     if (inclusive != 0) {
