@@ -74,9 +74,9 @@ def expected_lines(model):
         return f.read().splitlines()
 
 
-def check_model(tool, model):
+def check_model(tool, model, adapter="cpu"):
     with tempfile.TemporaryDirectory() as cwd:
-        result = run(tool, ["--adapter", "cpu", model], cwd)
+        result = run(tool, ["--adapter", adapter, model], cwd)
     expect(result.returncode == 0 and result.stderr == "", "the model did not run cleanly", result)
     compare(printed_lines(result), expected_lines(model), result)
 
@@ -160,11 +160,21 @@ def all_checks(tool):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tool", required=True, help="the opendml-dispatch executable")
-    parser.add_argument("mode", choices=["model", "bad", "timing", "write_file", "all"])
+    parser.add_argument("--adapter", default="cpu", help="the device the `models` mode runs on")
+    parser.add_argument("mode", choices=["model", "models", "bad", "timing", "write_file", "all"])
     parser.add_argument("target", nargs="?", help="a model file, or a case name for `bad`")
     options = parser.parse_args()
     tool = os.path.abspath(options.tool)
-    if options.mode == "all":
+    if options.mode == "models":  # every bundled model on --adapter; exit 77 (skip) if it is absent
+        with tempfile.TemporaryDirectory() as cwd:
+            probe = run(tool, ["--adapter", options.adapter, os.path.join(MODELS, "join_axis3.json")], cwd)
+        if probe.returncode != 0 and "cannot open" in probe.stderr:
+            print(f"SKIP: {probe.stderr.strip()}")
+            return 77
+        models = sorted(glob.glob(os.path.join(MODELS, "*.json")))
+        checks = [(f"model {os.path.basename(m)} on {options.adapter}",
+                   lambda m=m: check_model(tool, m, options.adapter)) for m in models]
+    elif options.mode == "all":
         checks = all_checks(tool)
     elif options.mode == "bad":
         checks = [(f"bad {options.target}", lambda: check_bad(tool, load_cases()[options.target]))]
