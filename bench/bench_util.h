@@ -20,8 +20,7 @@ inline double median(std::vector<double> v) {
 
 // Elements of `bytes_per_element` bytes, a fraction `density` of them non-zero (never all zero
 // unless density is 0). Non-zero values have random bits, so floats include negatives and NaNs.
-inline std::vector<uint8_t> random_elements(uint64_t count, uint32_t bytes_per_element, double density,
-                                            uint64_t seed) {
+inline std::vector<uint8_t> random_elements(uint64_t count, uint32_t bytes_per_element, double density, uint64_t seed) {
   std::vector<uint8_t> data(count * bytes_per_element, 0);
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> unit(0.0, 1.0);

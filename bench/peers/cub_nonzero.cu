@@ -62,14 +62,10 @@ cudaError_t select(void* temp, size_t& temp_bytes, const void* input, uint64_t n
 cudaError_t select_any(int element_bytes, void* temp, size_t& temp_bytes, const void* input, uint64_t n, uint32_t mask,
                        uint32_t* indices, uint32_t* count, cudaStream_t stream) {
   switch (element_bytes) {
-    case 1:
-      return select<uint8_t>(temp, temp_bytes, input, n, mask, indices, count, stream);
-    case 2:
-      return select<uint16_t>(temp, temp_bytes, input, n, mask, indices, count, stream);
-    case 4:
-      return select<uint32_t>(temp, temp_bytes, input, n, mask, indices, count, stream);
-    default:
-      return cudaErrorInvalidValue;
+    case 1: return select<uint8_t>(temp, temp_bytes, input, n, mask, indices, count, stream);
+    case 2: return select<uint16_t>(temp, temp_bytes, input, n, mask, indices, count, stream);
+    case 4: return select<uint32_t>(temp, temp_bytes, input, n, mask, indices, count, stream);
+    default: return cudaErrorInvalidValue;
   }
 }
 
@@ -82,8 +78,7 @@ extern "C" {
 int cub_nonzero_temp_bytes(uint64_t n, int element_bytes, uint64_t* bytes) {
   if (n == 0 || n > UINT32_MAX || bytes == nullptr) return cudaErrorInvalidValue;
   size_t cub_bytes = 0;
-  const cudaError_t e =
-      select_any(element_bytes, nullptr, cub_bytes, nullptr, n, 0, nullptr, nullptr, cudaStream_t{});
+  const cudaError_t e = select_any(element_bytes, nullptr, cub_bytes, nullptr, n, 0, nullptr, nullptr, cudaStream_t{});
   if (e != cudaSuccess) return e;
   *bytes = align_up(cub_bytes) + align_up(n * sizeof(uint32_t));
   return cudaSuccess;
@@ -115,13 +110,12 @@ int cub_nonzero(const void* input, uint64_t n, int element_bytes, uint32_t mask,
   if (multiprocessors == 0) {
     int device = 0;
     if ((e = cudaGetDevice(&device)) != cudaSuccess) return e;
-    if ((e = cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess)
-      return e;
+    if ((e = cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess) return e;
   }
   constexpr int kThreads = 256;
   const uint64_t blocks_for_n = (n + kThreads - 1) / kThreads;
-  const auto blocks = static_cast<unsigned>(blocks_for_n < uint64_t(multiprocessors) * 8 ? blocks_for_n
-                                                                                          : uint64_t(multiprocessors) * 8);
+  const auto blocks = static_cast<unsigned>(
+      blocks_for_n < uint64_t(multiprocessors) * 8 ? blocks_for_n : uint64_t(multiprocessors) * 8);
   unravel<<<blocks, kThreads, 0, stream>>>(indices, count, shape, coordinates);
   return cudaGetLastError();
 }

@@ -62,9 +62,7 @@ class DataTypeSet {
   constexpr DataTypeSet(std::initializer_list<DML_TENSOR_DATA_TYPE> types) {
     for (DML_TENSOR_DATA_TYPE t : types) bits_ |= 1u << t;
   }
-  constexpr bool contains(DML_TENSOR_DATA_TYPE t) const {
-    return static_cast<uint32_t>(t) < 32 && (bits_ >> t) & 1;
-  }
+  constexpr bool contains(DML_TENSOR_DATA_TYPE t) const { return static_cast<uint32_t>(t) < 32 && (bits_ >> t) & 1; }
 
  private:
   uint32_t bits_ = 0;

@@ -53,9 +53,9 @@ struct CopyPlan {
 
 // NONZERO_COORDINATES over input slot 0, writing output slots 0 (count) and 1 (coordinates).
 struct NonzeroPlan {
-  uint32_t element_bytes = 0;  // 1, 2 or 4
-  uint32_t value_mask = 0;     // an element is non-zero when (bits & value_mask) != 0
-  uint64_t element_count = 0;  // M
+  uint32_t element_bytes = 0;    // 1, 2 or 4
+  uint32_t value_mask = 0;       // an element is non-zero when (bits & value_mask) != 0
+  uint64_t element_count = 0;    // M
   uint32_t input_alignment = 0;  // the input's bound address is a multiple of this
 
   // The input over its trailing N dimensions (the leading ones all have size 1): logical index i
