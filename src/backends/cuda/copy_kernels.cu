@@ -14,6 +14,7 @@
 // the host.
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "backends/cuda/cuda_backend.h"
@@ -39,29 +40,12 @@ struct PointerTable {
 
 uint64_t align16(uint64_t n) { return (n + 15) & ~uint64_t{15}; }
 
-// A vector type per width.
+// The type that moves kWidth bytes at once.
 template <uint32_t kWidth>
-struct Vec;
-template <>
-struct Vec<1> {
-  using type = uint8_t;
-};
-template <>
-struct Vec<2> {
-  using type = uint16_t;
-};
-template <>
-struct Vec<4> {
-  using type = uint32_t;
-};
-template <>
-struct Vec<8> {
-  using type = uint2;
-};
-template <>
-struct Vec<16> {
-  using type = uint4;
-};
+using Vec = std::conditional_t<
+    kWidth == 1, uint8_t,
+    std::conditional_t<kWidth == 2, uint16_t,
+                       std::conditional_t<kWidth == 4, uint32_t, std::conditional_t<kWidth == 8, uint2, uint4>>>>;
 
 // Calls fn.template operator()<kWidth>() for the run-time width.
 template <class Fn>
@@ -154,7 +138,7 @@ struct DeviceItem {
 template <uint32_t kWidth>
 __device__ __forceinline__ void copy_chunk(const DeviceItem& item, const std::byte* __restrict__ src,
                                            std::byte* __restrict__ dst, uint32_t begin) {
-  using V = typename Vec<kWidth>::type;
+  using V = Vec<kWidth>;
   V values[kUnroll];
   uint32_t dst_offsets[kUnroll];
 #pragma unroll
@@ -209,6 +193,7 @@ class CudaCopyKernel final : public Kernel {
  public:
   CudaCopyKernel(const CopyPlan& plan, const CudaDevice& device) : ordinal_(device.ordinal()) {
     items_.resize(plan.items.size());
+    std::vector<uint32_t> item_group(plan.items.size());  // each item's launch
     groups_ = group_launches(plan, [&](size_t i, size_t group, uint32_t src, uint32_t dst) {
       const CopyItem& c = plan.items[i];
       DeviceItem& d = items_[i];
@@ -224,11 +209,11 @@ class CudaCopyKernel final : public Kernel {
         d.src_strides[k] = static_cast<uint32_t>(c.src_strides[k]);
         d.dst_strides[k] = static_cast<uint32_t>(c.dst_strides[k]);
       }
-      item_group_.push_back(static_cast<uint32_t>(group));
+      item_group[i] = static_cast<uint32_t>(group);
     });
     // Blocks are numbered within each launch; the table lists every launch's blocks in turn.
     for (size_t i = 0; i < items_.size(); ++i) {
-      LaunchGroup& group = groups_[item_group_[i]];
+      LaunchGroup& group = groups_[item_group[i]];
       items_[i].first_block = group.blocks;
       const uint32_t blocks = (items_[i].count + kChunk - 1) / kChunk;
       group.blocks += blocks;
@@ -240,7 +225,7 @@ class CudaCopyKernel final : public Kernel {
     }
     block_items_.resize(first);
     for (size_t i = 0; i < items_.size(); ++i) {
-      const LaunchGroup& group = groups_[item_group_[i]];
+      const LaunchGroup& group = groups_[item_group[i]];
       const uint32_t blocks = (items_[i].count + kChunk - 1) / kChunk;
       std::fill_n(block_items_.begin() + group.first_block + items_[i].first_block, blocks, static_cast<uint32_t>(i));
     }
@@ -276,7 +261,6 @@ class CudaCopyKernel final : public Kernel {
 
   int ordinal_;
   std::vector<DeviceItem> items_;
-  std::vector<uint32_t> item_group_;
   std::vector<uint32_t> block_items_;
   std::vector<LaunchGroup> groups_;
 };
@@ -308,8 +292,8 @@ struct SlicesShape {
 template <uint32_t kWidth, uint32_t kVector, uint32_t kCapacity>
 __device__ __forceinline__ void slices_chunk(const SlicesShape& shape, const DevicePiece* pieces,
                                              const PointerTable<kCapacity>& table) {
-  using Unit = typename Vec<kWidth>::type;
-  using Whole = typename Vec<kWidth * kVector>::type;
+  using Unit = Vec<kWidth>;
+  using Whole = Vec<kWidth * kVector>;
   union Data {
     Whole whole;
     Unit units[kVector];

@@ -10,9 +10,10 @@
 // words from there, consecutive threads to consecutive addresses. The last tile writes the count.
 //
 // Tile b waits only for tiles below b. Like CUB's single-pass scans, this relies on the GPU
-// starting a grid's blocks in index order, so that a waited-for block is always running. (An
-// atomic ticket would not rely on it, but it measured slower: it adds a round trip between a
-// block's start and its first publication, which every later tile waits for.)
+// starting a grid's blocks in index order, so that a waited-for block is always running. (Tiles
+// handed out by an atomic counter would not rely on it, but they add a round trip before each
+// tile's first publication, which every later tile waits for; the versions that used one measured
+// no faster: bench/NOTES.md.)
 // Nothing waits for the host; the statuses are cleared by a memset node on the same stream.
 #include <algorithm>
 
