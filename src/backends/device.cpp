@@ -10,11 +10,13 @@
 
 namespace opendml {
 
+bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
+}
+
 bool verbose() {
-  static const bool on = [] {
-    const char* v = std::getenv("OPENDML_VERBOSE");
-    return v != nullptr && std::strcmp(v, "0") != 0 && *v != '\0';
-  }();
+  static const bool on = env_flag("OPENDML_VERBOSE");
   return on;
 }
 

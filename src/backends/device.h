@@ -65,7 +65,9 @@ struct Implementation {
   std::unique_ptr<Kernel> (*create)(const P& plan, const D& device);
 };
 
-bool verbose();  // OPENDML_VERBOSE is set to something other than 0
+// An environment switch: set, and to something other than "" or "0".
+bool env_flag(const char* name);
+bool verbose();  // OPENDML_VERBOSE
 void log_verbose(const std::string& line);
 
 // The first implementation of `list` that accepts plan.

@@ -90,6 +90,19 @@ Result<OperatorDef> validate(const Fields& f, UINT count, const DML_TENSOR_DESC*
   return def;
 }
 
+// Drops size-1 dimensions and merges those contiguous on both sides (MultiView::coalesce).
+void coalesce(CopyItem& item) {
+  MultiView<2> view;
+  view.rank = item.rank;
+  view.sizes = item.sizes;
+  view.strides = {item.src_strides, item.dst_strides};
+  view.coalesce();
+  item.rank = view.rank;
+  item.sizes = view.sizes;
+  item.src_strides = view.strides[0];
+  item.dst_strides = view.strides[1];
+}
+
 // Moves `width`-byte vectors instead of elements where the innermost dimension is contiguous on
 // both sides and every size, stride, offset and base alignment is a multiple of the vector.
 void widen(CopyItem& item, uint32_t element_bytes, uint32_t alignment) {
@@ -114,15 +127,7 @@ void widen(CopyItem& item, uint32_t element_bytes, uint32_t alignment) {
   }
   // A row that became one vector leaves a dimension of size 1: coalesce again, so that narrow
   // slices are a single strided dimension of vectors.
-  MultiView<2> view;
-  view.rank = item.rank;
-  view.sizes = item.sizes;
-  view.strides = {item.src_strides, item.dst_strides};
-  view.coalesce();
-  item.rank = view.rank;
-  item.sizes = view.sizes;
-  item.src_strides = view.strides[0];
-  item.dst_strides = view.strides[1];
+  coalesce(item);
 }
 
 }  // namespace
@@ -145,25 +150,20 @@ CopyPlan plan_join_split(const OperatorDef& op) {
   uint64_t axis_offset = 0;  // where the current piece starts along Axis in the whole
   for (uint32_t i = 0; i < pieces.size(); ++i) {
     const Tensor& piece = pieces[i].tensor;
-    MultiView<2> view;  // [0]: the piece, [1]: the whole
-    view.rank = piece.rank;
-    view.sizes = piece.sizes;
-    view.strides = {piece.strides, whole.strides};
-    view.coalesce();
-
     CopyItem item;
     item.input = join ? i : 0;
     item.output = join ? 0 : i;
-    item.rank = view.rank;
-    item.sizes = view.sizes;
-    item.src_strides = view.strides[join ? 0 : 1];
-    item.dst_strides = view.strides[join ? 1 : 0];
+    item.rank = piece.rank;
+    item.sizes = piece.sizes;
+    item.src_strides = join ? piece.strides : whole.strides;
+    item.dst_strides = join ? whole.strides : piece.strides;
     const uint64_t whole_offset = axis_offset * whole.strides[op.axis];
     item.src_offset = join ? 0 : whole_offset;
     item.dst_offset = join ? whole_offset : 0;
     item.src_alignment = join ? piece.base_alignment : whole.base_alignment;
     item.dst_alignment = join ? whole.base_alignment : piece.base_alignment;
-    widen(item, plan.element_bytes, std::min(piece.base_alignment, whole.base_alignment));
+    coalesce(item);
+    widen(item, plan.element_bytes, std::min(item.src_alignment, item.dst_alignment));
     plan.items.push_back(item);
     axis_offset += piece.sizes[op.axis];
   }

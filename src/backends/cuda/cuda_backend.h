@@ -11,10 +11,9 @@ namespace opendml {
 
 class CudaDevice final : public Device {
  public:
-  CudaDevice(int ordinal, std::string name, int multiprocessors);
+  CudaDevice(int ordinal, std::string name);
 
   int ordinal() const { return ordinal_; }
-  int multiprocessors() const { return multiprocessors_; }
 
   const std::string& name() const override { return name_; }
   Result<CompiledKernel> compile(const Plan& plan) const override;
@@ -28,7 +27,6 @@ class CudaDevice final : public Device {
  private:
   int ordinal_;
   std::string name_;
-  int multiprocessors_;
 };
 
 // Implementations, fastest first within each list (copy_kernels.cu, nonzero_kernels.cu).

@@ -1,25 +1,18 @@
 #include "backends/cuda/cuda_device.h"
 
-#include <cstdlib>
-#include <cstring>
-
 #include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/cuda_status.h"
 
 namespace opendml {
 
 Status check_launch(const char* kernel, cudaStream_t stream) {
-  static const bool debug_sync = [] {
-    const char* v = std::getenv("OPENDML_DEBUG_SYNC");
-    return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
-  }();
+  static const bool debug_sync = env_flag("OPENDML_DEBUG_SYNC");
   ODML_RETURN_IF_ERROR(cuda_status(cudaGetLastError(), kernel));
   if (debug_sync) return cuda_status(cudaStreamSynchronize(stream), kernel);
   return {};
 }
 
-CudaDevice::CudaDevice(int ordinal, std::string name, int multiprocessors)
-    : ordinal_(ordinal), name_(std::move(name)), multiprocessors_(multiprocessors) {}
+CudaDevice::CudaDevice(int ordinal, std::string name) : ordinal_(ordinal), name_(std::move(name)) {}
 
 Result<CompiledKernel> CudaDevice::compile(const Plan& plan) const {
   static constexpr Implementation<CopyPlan, CudaDevice> kCopy[] = {
@@ -78,8 +71,7 @@ Result<std::shared_ptr<Device>> make_cuda_device(int ordinal) {
                        count == 1 ? "" : "s");
   cudaDeviceProp props{};
   ODML_RETURN_IF_ERROR(cuda_status(cudaGetDeviceProperties(&props, ordinal), "cudaGetDeviceProperties"));
-  return std::shared_ptr<Device>(
-      std::make_shared<CudaDevice>(ordinal, cat("cuda:", ordinal, " (", props.name, ")"), props.multiProcessorCount));
+  return std::shared_ptr<Device>(std::make_shared<CudaDevice>(ordinal, cat("cuda:", ordinal, " (", props.name, ")")));
 }
 
 }  // namespace opendml
