@@ -8,7 +8,8 @@
 //              the item's width (up to 16 bytes), unravelling indices with FastDivmod.
 //
 // Metadata (items, the block -> item table, the slices' column table) is built at compile and
-// uploaded to the persistent region at initialize; the tensors' addresses, which change with every
+// uploaded to the persistent region at initialize (plans of up to kInlineItems items instead pass
+// theirs in the kernel parameters); the tensors' addresses, which change with every
 // execute, travel as kernel parameters (up to kLargeTable pointers, CUDA 12.1+ allows 32 KiB of
 // parameters), so execute is one launch per group of kLargeTable tensors and copies nothing from
 // the host.
@@ -166,6 +167,15 @@ __device__ __forceinline__ void copy_chunk(const DeviceItem& item, const std::by
 }
 
 template <uint32_t kCapacity>
+__device__ __forceinline__ void copy_block(const DeviceItem& item, const PointerTable<kCapacity>& table) {
+  const uint32_t begin = (blockIdx.x - item.first_block) * kChunk;
+  const std::byte* src = table.p[item.src];
+  std::byte* dst = table.p[item.dst];
+  with_width(item.width, [&]<uint32_t kWidth>() { copy_chunk<kWidth>(item, src, dst, begin); });
+}
+
+// Items in the persistent region: the block finds its item through the block -> item table.
+template <uint32_t kCapacity>
 __global__ void __launch_bounds__(kThreads)
     copy_kernel(const DeviceItem* __restrict__ items, const uint32_t* __restrict__ block_items,
                 const __grid_constant__ PointerTable<kCapacity> table) {
@@ -174,11 +184,25 @@ __global__ void __launch_bounds__(kThreads)
   if (threadIdx.x < sizeof(DeviceItem) / 4)
     item_words[threadIdx.x] = reinterpret_cast<const uint32_t*>(&items[block_items[blockIdx.x]])[threadIdx.x];
   __syncthreads();
-  const DeviceItem& item = *reinterpret_cast<const DeviceItem*>(item_words);
-  const uint32_t begin = (blockIdx.x - item.first_block) * kChunk;
-  const std::byte* src = table.p[item.src];
-  std::byte* dst = table.p[item.dst];
-  with_width(item.width, [&]<uint32_t kWidth>() { copy_chunk<kWidth>(item, src, dst, begin); });
+  copy_block(*reinterpret_cast<const DeviceItem*>(item_words), table);
+}
+
+// Plans of a few items travel whole in the kernel parameters: a block starts copying without first
+// waiting for two dependent loads of its metadata, which is most of the time of a small copy.
+constexpr uint32_t kInlineItems = 8;
+static_assert(2 * kInlineItems <= kSmallTable);
+
+struct InlineItems {
+  DeviceItem items[kInlineItems];
+  uint32_t count;
+};
+
+template <uint32_t kCapacity>
+__global__ void __launch_bounds__(kThreads) inline_copy_kernel(const __grid_constant__ InlineItems items,
+                                                               const __grid_constant__ PointerTable<kCapacity> table) {
+  uint32_t i = 0;
+  for (uint32_t j = 1; j < items.count; ++j) i = blockIdx.x >= items.items[j].first_block ? j : i;
+  copy_block(items.items[i], table);
 }
 
 template <uint32_t kCapacity>
@@ -223,6 +247,12 @@ class CudaCopyKernel final : public Kernel {
       group.first_block = first;
       first += group.blocks;
     }
+    if (groups_.size() == 1 && items_.size() <= kInlineItems) {
+      inline_ = std::make_unique<InlineItems>();
+      std::copy(items_.begin(), items_.end(), inline_->items);
+      inline_->count = static_cast<uint32_t>(items_.size());
+      return;
+    }
     block_items_.resize(first);
     for (size_t i = 0; i < items_.size(); ++i) {
       const LaunchGroup& group = groups_[item_group[i]];
@@ -231,9 +261,12 @@ class CudaCopyKernel final : public Kernel {
     }
   }
 
-  uint64_t persistent_bytes() const override { return block_table_offset() + block_items_.size() * sizeof(uint32_t); }
+  uint64_t persistent_bytes() const override {
+    return inline_ ? 0 : block_table_offset() + block_items_.size() * sizeof(uint32_t);
+  }
 
   Status initialize(std::byte* persistent, void* stream) const override {
+    if (inline_) return {};
     DeviceGuard guard(ordinal_);
     const auto s = static_cast<cudaStream_t>(stream);
     ODML_RETURN_IF_ERROR(cuda_status(
@@ -247,6 +280,12 @@ class CudaCopyKernel final : public Kernel {
   Status execute(const ExecuteArgs& args) const override {
     DeviceGuard guard(ordinal_);
     const auto stream = static_cast<cudaStream_t>(args.stream);
+    if (inline_) {
+      // At most 2 * kInlineItems tensors: the small pointer table holds them.
+      inline_copy_kernel<kSmallTable>
+          <<<groups_[0].blocks, kThreads, 0, stream>>>(*inline_, pointer_table<kSmallTable>(groups_[0], args));
+      return check_launch("cuda.copy", stream);
+    }
     const auto* items = reinterpret_cast<const DeviceItem*>(args.persistent);
     const auto* block_items = reinterpret_cast<const uint32_t*>(args.persistent + block_table_offset());
     for (const LaunchGroup& group : groups_) {
@@ -263,6 +302,7 @@ class CudaCopyKernel final : public Kernel {
   std::vector<DeviceItem> items_;
   std::vector<uint32_t> block_items_;
   std::vector<LaunchGroup> groups_;
+  std::unique_ptr<InlineItems> inline_;  // set when the items travel in the kernel parameters
 };
 
 // ---- cuda.slices -------------------------------------------------------------------------------

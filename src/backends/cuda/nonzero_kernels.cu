@@ -1,20 +1,16 @@
-// NONZERO_COORDINATES on the GPU in one pass over the input: a single-pass scan with decoupled
-// look-back (Merrill and Garland, "Single-pass Parallel Prefix Scan with Decoupled Look-back").
-//
-// Block b handles tile b: kThreads * kVectors 16-byte vectors of input, read striped across the
-// block so that every load instruction is coalesced. It flags the non-zero elements, counts them
-// with a block scan, and publishes the count in the tile's status word. Warp 0 then reads its
-// predecessors' statuses, summing counts until it meets a tile that has published its inclusive
-// prefix, which gives the tile's first output row; it publishes its own inclusive prefix in turn.
-// The block stages the local indices of its non-zeros in shared memory and writes the coordinate
-// words from there, consecutive threads to consecutive addresses. The last tile writes the count.
-//
-// Tile b waits only for tiles below b. Like CUB's single-pass scans, this relies on the GPU
-// starting a grid's blocks in index order, so that a waited-for block is always running. (Tiles
-// handed out by an atomic counter would not rely on it, but they add a round trip before each
-// tile's first publication, which every later tile waits for; the versions that used one measured
-// no faster: bench/NOTES.md.)
-// Nothing waits for the host; the statuses are cleared by a memset node on the same stream.
+// NONZERO_COORDINATES on the GPU in three kernels on one stream, none of which waits for another
+// block or for the host:
+//   1. flags: block b reads tile b (kThreads * kVectors 16-byte vectors, striped across the block so
+//      that every load is coalesced), writes one bit per element to a bit mask in the temporary
+//      region and the tile's non-zero count to offsets[b];
+//   2. scan: one block turns the tile counts into exclusive offsets, offsets[tiles] and the count
+//      output into the total;
+//   3. coordinates: block b reads the tile's offset and bits (tiles without non-zeros stop there),
+//      ranks the set bits with a block scan, stages their local indices in shared memory and writes
+//      the coordinate words from there, consecutive threads to consecutive addresses.
+// The input is read once; the mask (1 bit per element) is what the third kernel reads instead, and
+// it is usually still in L2. A single-pass scan with decoupled look-back was measured slower
+// (bench/NOTES.md): every tile waited on its predecessors' publications.
 #include <algorithm>
 
 #include "backends/cuda/cuda_backend.h"
@@ -25,23 +21,13 @@ namespace opendml {
 namespace {
 
 constexpr uint32_t kThreads = 256;
-constexpr uint32_t kWarps = kThreads / 32;
 constexpr uint32_t kVectors = 4;  // 16-byte loads per thread and tile, striped across the block
 constexpr uint32_t kTileBytes = kThreads * kVectors * 16;
+constexpr uint32_t kScanThreads = 1024;
+constexpr uint32_t kScanPerThread = 16;
 
-// Tile status words: the status in the high half, a count in the low half.
-constexpr uint64_t kAggregate = uint64_t{1} << 32;  // the tile's own count is known
-constexpr uint64_t kInclusive = uint64_t{2} << 32;  // the count of this tile and all before it is known
-
-__device__ __forceinline__ uint64_t load_relaxed(const uint64_t* p) {
-  uint64_t v;
-  asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-  return v;
-}
-
-__device__ __forceinline__ void store_relaxed(uint64_t* p, uint64_t v) {
-  asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
+// 32-bit mask words per tile: one bit per element.
+constexpr uint32_t tile_words(uint32_t element_bytes) { return kTileBytes / element_bytes / 32; }
 
 // Coordinate j of logical index i is (i / inner[j]) % sizes[j].
 struct Columns {
@@ -53,10 +39,11 @@ struct NonzeroParams {
   const std::byte* input;
   uint32_t* count;
   uint32_t* coordinates;
-  uint64_t* statuses;
+  uint32_t* offsets;     // tiles + 1 words: tile counts, then exclusive offsets and the total
+  uint32_t* flag_words;  // tiles * tile_words(element bytes): bit i of a tile is its element i
   uint32_t elements;
   uint32_t tiles;
-  uint32_t mask;
+  uint32_t value_mask;
   // Reading a strided input: logical index -> element offset.
   uint32_t read_rank;
   FastDivmod read_sizes[kMaxRank];
@@ -119,8 +106,9 @@ __device__ __forceinline__ void load_flags(const NonzeroParams& p, uint32_t tile
 #pragma unroll
     for (uint32_t k = 0; k < kVectors; ++k) {
       constexpr uint32_t kPerWord = 4 / sizeof(T);
-      flags[k] = word_flags<T>(raw[k].x, p.mask) | word_flags<T>(raw[k].y, p.mask) << kPerWord |
-                 word_flags<T>(raw[k].z, p.mask) << (2 * kPerWord) | word_flags<T>(raw[k].w, p.mask) << (3 * kPerWord);
+      flags[k] = word_flags<T>(raw[k].x, p.value_mask) | word_flags<T>(raw[k].y, p.value_mask) << kPerWord |
+                 word_flags<T>(raw[k].z, p.value_mask) << (2 * kPerWord) |
+                 word_flags<T>(raw[k].w, p.value_mask) << (3 * kPerWord);
     }
     return;
   }
@@ -135,7 +123,7 @@ __device__ __forceinline__ void load_flags(const NonzeroParams& p, uint32_t tile
       if (uint64_t{first} + e >= p.elements) break;
       const uint32_t index = first + e;
       const T bits = reinterpret_cast<const T*>(p.input)[kContiguous ? index : element_offset(p, index)];
-      f |= uint32_t{(static_cast<uint32_t>(bits) & p.mask) != 0} << e;
+      f |= uint32_t{(static_cast<uint32_t>(bits) & p.value_mask) != 0} << e;
     }
     flags[k] = f;
   }
@@ -152,138 +140,142 @@ __device__ __forceinline__ V warp_inclusive_sum(V v) {
   return v;
 }
 
-__device__ __forceinline__ uint32_t warp_sum(uint32_t v) {
-#pragma unroll
-  for (uint32_t d = 16; d > 0; d /= 2) v += __shfl_xor_sync(0xFFFFFFFFu, v, d);
-  return v;
+// Programmatic dependent launch (Hopper): a kernel launched after another with the
+// programmatic-serialization attribute may start once every block of the one before has called
+// allow_next_kernel(); wait_for_previous_kernel() then blocks until that kernel has finished and its
+// writes are visible. The next kernel's launch latency hides behind the previous kernel's tail.
+__device__ __forceinline__ void allow_next_kernel() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
 }
 
-// Warp 0: the number of non-zeros in tiles [0, tile). Each pass reads a window of the 128 nearest
-// unread predecessors, four per lane (lane 0 the nearest), and sums counts up to the nearest
-// inclusive prefix; without one, it sums the window and reads the next.
-constexpr uint32_t kLookBackPerLane = 4;
+__device__ __forceinline__ void wait_for_previous_kernel() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
 
-__device__ uint32_t look_back(const NonzeroParams& p, uint32_t tile) {
+// Exclusive prefix sum of v over the block's kBlock threads; `total` receives the block's sum.
+template <uint32_t kBlock>
+__device__ __forceinline__ uint32_t block_exclusive_sum(uint32_t v, uint32_t& total) {
+  constexpr uint32_t kBlockWarps = kBlock / 32;
+  __shared__ uint32_t warp_totals[kBlockWarps];
+  const uint32_t lane = threadIdx.x & 31, warp = threadIdx.x / 32;
+  const uint32_t inclusive = warp_inclusive_sum(v);
+  if (lane == 31) warp_totals[warp] = inclusive;
+  __syncthreads();
+  uint32_t below = 0;
+  total = 0;
+#pragma unroll 8
+  for (uint32_t w = 0; w < kBlockWarps; ++w) {
+    const uint32_t t = warp_totals[w];
+    below += w < warp ? t : 0;
+    total += t;
+  }
+  __syncthreads();  // warp_totals is free for the next call
+  return below + inclusive - v;
+}
+
+// Kernel 1. Element e of vector k of thread t is tile element (k * kThreads + t) * E + e, E = 16 /
+// sizeof(T), so the E flag bits of kLanes = 32 / E neighbouring lanes make one mask word.
+template <class T, bool kContiguous>
+__global__ void __launch_bounds__(kThreads) flag_kernel(const NonzeroParams p) {
+  constexpr uint32_t E = 16 / sizeof(T);
+  constexpr uint32_t kLanes = 32 / E;
   const uint32_t lane = threadIdx.x & 31;
-  uint32_t prefix = 0;
-  int64_t nearest = int64_t{tile} - 1;
-  while (true) {
-    // Wait until the window is known from the nearest predecessor back to the first inclusive
-    // prefix (or to its end): later statuses don't matter.
-    uint64_t status[kLookBackPerLane];
+  allow_next_kernel();
+  uint32_t flags[kVectors];
+  load_flags<T, kContiguous>(p, blockIdx.x, flags);
+  uint32_t* words = p.flag_words + uint64_t{blockIdx.x} * tile_words(sizeof(T));
+  uint32_t count = 0;
+#pragma unroll
+  for (uint32_t k = 0; k < kVectors; ++k) {
+    count += __popc(flags[k]);
+    uint32_t word = flags[k] << (E * (lane % kLanes));
+#pragma unroll
+    for (uint32_t d = 1; d < kLanes; d *= 2) word |= __shfl_xor_sync(0xFFFFFFFFu, word, d);
+    if (lane % kLanes == 0) words[(k * kThreads + threadIdx.x) / kLanes] = word;
+  }
+  uint32_t total;
+  block_exclusive_sum<kThreads>(count, total);
+  if (threadIdx.x == 0) p.offsets[blockIdx.x] = total;
+}
+
+// Kernel 2, one block: the tile counts become exclusive offsets, kScanThreads * kScanPerThread
+// tiles a round.
+__global__ void __launch_bounds__(kScanThreads) scan_kernel(const NonzeroParams p) {
+  wait_for_previous_kernel();
+  allow_next_kernel();  // only now: the next kernel's blocks must not take the SMs the flags need
+  uint32_t carry = 0;
+  for (uint32_t base = 0; base < p.tiles; base += kScanThreads * kScanPerThread) {
+    const uint32_t first = base + threadIdx.x * kScanPerThread;
+    uint32_t counts[kScanPerThread];
     uint32_t sum = 0;
-    bool found = false;
-    uint32_t sleep = 8;
-    while (true) {
 #pragma unroll
-      for (uint32_t j = 0; j < kLookBackPerLane; ++j) {
-        const int64_t predecessor = nearest - lane * kLookBackPerLane - j;
-        status[j] = predecessor >= 0 ? load_relaxed(&p.statuses[predecessor]) : kInclusive;
-      }
-      bool ready = true;  // every status up to this lane's first inclusive prefix is published
-      sum = 0;
-      found = false;
+    for (uint32_t j = 0; j < kScanPerThread; ++j) {
+      counts[j] = first + j < p.tiles ? p.offsets[first + j] : 0;
+      sum += counts[j];
+    }
+    uint32_t total;
+    uint32_t running = carry + block_exclusive_sum<kScanThreads>(sum, total);
 #pragma unroll
-      for (uint32_t j = 0; j < kLookBackPerLane; ++j) {
-        if (found) break;
-        ready = ready && (status[j] >> 32) != 0;
-        sum += static_cast<uint32_t>(status[j]);
-        found = ready && (status[j] & ~uint64_t{0xFFFFFFFFu}) == kInclusive;
-      }
-      const uint32_t stops = __ballot_sync(0xFFFFFFFFu, found);
-      const uint32_t complete = __ballot_sync(0xFFFFFFFFu, ready);
-      // Lanes up to the first one that stops must be complete.
-      const uint32_t needed = stops ? 0xFFFFFFFFu >> (31 - (__ffs(stops) - 1)) : 0xFFFFFFFFu;
-      if ((complete & needed) == needed) break;
-      __nanosleep(sleep);
-      sleep = min(sleep * 2, 256u);
+    for (uint32_t j = 0; j < kScanPerThread; ++j) {
+      if (first + j < p.tiles) p.offsets[first + j] = running;
+      running += counts[j];
     }
-    const uint32_t inclusive = __ballot_sync(0xFFFFFFFFu, found);
-    if (inclusive != 0) {
-      const uint32_t stop = __ffs(inclusive) - 1;
-      return prefix + warp_sum(lane <= stop ? sum : 0);
-    }
-    prefix += warp_sum(sum);
-    nearest -= 32 * kLookBackPerLane;
+    carry += total;
+  }
+  if (threadIdx.x == 0) {
+    p.offsets[p.tiles] = carry;
+    *p.count = carry;
   }
 }
 
-template <class T, bool kContiguous>
-__global__ void __launch_bounds__(kThreads) nonzero_kernel(const NonzeroParams p) {
-  constexpr uint32_t E = 16 / sizeof(T);
-  constexpr uint32_t kTileItems = kThreads * kVectors * E;
-  static_assert(kVectors * 16 <= 64, "the per-vector counts are packed in 16-bit fields of a 64-bit scan");
-  __shared__ uint32_t prefix_shared;
-  __shared__ uint64_t total_shared;  // the four regions' counts, 16 bits each
-  __shared__ uint64_t warp_offsets[kWarps];
-  __shared__ uint16_t selected[kTileItems];  // local indices of the tile's non-zeros, in order
+// Kernel 3. Thread t ranks mask words [t * kWordsPerThread, (t + 1) * kWordsPerThread).
+template <uint32_t kTileWords>
+__global__ void __launch_bounds__(kThreads) coordinate_kernel(const NonzeroParams p) {
+  constexpr uint32_t kWordsPerThread = (kTileWords + kThreads - 1) / kThreads;
+  // Local indices of the tile's non-zeros, in order; entry r at padded(r), so that threads writing
+  // runs of ranks 32 or 64 apart (dense tiles) do not all hit one shared-memory bank.
+  __shared__ uint16_t selected[kTileWords * 32 + kTileWords * 32 / 32];
+  const auto padded = [](uint32_t r) { return r + r / 32; };
   __shared__ alignas(16) uint32_t column_words[sizeof(Columns) / 4];
   const Columns& columns = *reinterpret_cast<const Columns*>(column_words);
-  const uint32_t lane = threadIdx.x & 31, warp = threadIdx.x / 32;
   const uint32_t tile = blockIdx.x;
-  const uint32_t tile_begin = tile * kTileItems;  // < elements < 2^32
-
-  uint32_t flags[kVectors];
-  load_flags<T, kContiguous>(p, tile, flags);
+  const uint32_t* tile_flags = p.flag_words + uint64_t{tile} * kTileWords;
+  wait_for_previous_kernel();
+  uint32_t words[kWordsPerThread];
+#pragma unroll
+  for (uint32_t j = 0; j < kWordsPerThread; ++j) {
+    const uint32_t w = threadIdx.x * kWordsPerThread + j;
+    words[j] = w < kTileWords ? tile_flags[w] : 0;
+  }
+  const uint32_t first_row = p.offsets[tile];
+  const uint32_t tile_total = p.offsets[tile + 1] - first_row;
+  if (tile_total == 0) return;
   // Divisors indexed per lane by column: from shared memory, where lanes don't serialize.
   for (uint32_t i = threadIdx.x; i < sizeof(Columns) / 4; i += kThreads)
     column_words[i] = reinterpret_cast<const uint32_t*>(&p.column_tables)[i];
 
-  // Block scan of the per-vector counts, four 16-bit fields at once.
-  uint64_t mine = 0;
+  uint32_t count = 0;
 #pragma unroll
-  for (uint32_t k = 0; k < kVectors; ++k) mine |= uint64_t{static_cast<uint32_t>(__popc(flags[k]))} << (16 * k);
-  const uint64_t inclusive = warp_inclusive_sum(mine);
-  if (lane == 31) warp_offsets[warp] = inclusive;
-  __syncthreads();
-  if (warp == 0) {
-    const uint64_t total = lane < kWarps ? warp_offsets[lane] : 0;
-    const uint64_t running = warp_inclusive_sum(total);
-    __syncwarp();
-    if (lane < kWarps) warp_offsets[lane] = running - total;
-    const uint64_t packed_total = __shfl_sync(0xFFFFFFFFu, running, 31);
-    uint32_t tile_total = 0;
+  for (uint32_t j = 0; j < kWordsPerThread; ++j) count += __popc(words[j]);
+  uint32_t unused;
+  uint32_t rank = block_exclusive_sum<kThreads>(count, unused);
 #pragma unroll
-    for (uint32_t k = 0; k < kVectors; ++k) tile_total += (packed_total >> (16 * k)) & 0xFFFF;
-
-    // Publish the tile's count, learn its first row, publish its inclusive prefix.
-    uint32_t prefix = 0;
-    if (tile == 0) {
-      if (lane == 0) store_relaxed(&p.statuses[0], kInclusive | tile_total);
-    } else {
-      if (lane == 0) store_relaxed(&p.statuses[tile], kAggregate | tile_total);
-      prefix = look_back(p, tile);
-      if (lane == 0) store_relaxed(&p.statuses[tile], kInclusive | (prefix + tile_total));
-    }
-    if (lane == 0) {
-      prefix_shared = prefix;
-      total_shared = packed_total;
-      if (tile == p.tiles - 1) *p.count = prefix + tile_total;
-    }
-  }
-  __syncthreads();
-
-  // Stage the local indices of this thread's non-zeros at their ranks.
-  const uint64_t packed_total = total_shared;
-  if (packed_total == 0) return;
-  const uint64_t exclusive = warp_offsets[warp] + inclusive - mine;
-  uint32_t tile_total = 0;
-#pragma unroll
-  for (uint32_t k = 0; k < kVectors; ++k) {
-    uint32_t rank = tile_total + static_cast<uint32_t>((exclusive >> (16 * k)) & 0xFFFF);
-    for (uint32_t bits = flags[k]; bits != 0; bits &= bits - 1)
-      selected[rank++] = static_cast<uint16_t>(k * kThreads * E + threadIdx.x * E + __ffs(bits) - 1);
-    tile_total += static_cast<uint32_t>((packed_total >> (16 * k)) & 0xFFFF);
-  }
+  for (uint32_t j = 0; j < kWordsPerThread; ++j)
+    for (uint32_t bits = words[j]; bits != 0; bits &= bits - 1)
+      selected[padded(rank++)] = static_cast<uint16_t>((threadIdx.x * kWordsPerThread + j) * 32 + __ffs(bits) - 1);
   __syncthreads();
 
   // Write the coordinate words, consecutive threads to consecutive addresses.
-  const uint64_t first_row = prefix_shared;
+  const uint32_t tile_begin = tile * kTileWords * 32;  // < elements < 2^32
   const auto write = [&](uint32_t row, uint32_t column) {
-    const uint32_t index = tile_begin + selected[row];
+    const uint32_t index = tile_begin + selected[padded(row)];
     uint32_t outer, coordinate;
     columns.sizes[column].divmod(columns.inner[column].quotient(index), outer, coordinate);
-    p.coordinates[(first_row + row) * p.row_stride + uint64_t{column} * p.column_stride] = coordinate;
+    p.coordinates[(uint64_t{first_row} + row) * p.row_stride + uint64_t{column} * p.column_stride] = coordinate;
   };
   if (p.row_major) {
     for (uint32_t w = threadIdx.x; w < tile_total * p.columns; w += kThreads) {
@@ -299,27 +291,53 @@ __global__ void __launch_bounds__(kThreads) nonzero_kernel(const NonzeroParams p
 
 using KernelFunction = void (*)(NonzeroParams);
 
-KernelFunction kernel_for(uint32_t element_bytes, bool contiguous) {
+KernelFunction flag_kernel_for(uint32_t element_bytes, bool contiguous) {
   switch (element_bytes * 2 + contiguous) {
-    case 2: return nonzero_kernel<uint8_t, false>;
-    case 3: return nonzero_kernel<uint8_t, true>;
-    case 4: return nonzero_kernel<uint16_t, false>;
-    case 5: return nonzero_kernel<uint16_t, true>;
-    case 8: return nonzero_kernel<uint32_t, false>;
-    default: return nonzero_kernel<uint32_t, true>;
+    case 2: return flag_kernel<uint8_t, false>;
+    case 3: return flag_kernel<uint8_t, true>;
+    case 4: return flag_kernel<uint16_t, false>;
+    case 5: return flag_kernel<uint16_t, true>;
+    case 8: return flag_kernel<uint32_t, false>;
+    default: return flag_kernel<uint32_t, true>;
   }
+}
+
+KernelFunction coordinate_kernel_for(uint32_t element_bytes) {
+  switch (element_bytes) {
+    case 1: return coordinate_kernel<tile_words(1)>;
+    case 2: return coordinate_kernel<tile_words(2)>;
+    default: return coordinate_kernel<tile_words(4)>;
+  }
+}
+
+// Launches kernel(p) as a programmatic dependent of the stream's previous kernel (see
+// wait_for_previous_kernel).
+Status launch_after_previous(KernelFunction kernel, uint32_t blocks, uint32_t threads, cudaStream_t stream,
+                             const NonzeroParams& p) {
+  static const bool pdl = !env_flag("OPENDML_NO_PDL");
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(blocks);
+  config.blockDim = dim3(threads);
+  config.stream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = pdl ? 1 : 0;
+  return cuda_status(cudaLaunchKernelEx(&config, kernel, p), "cuda.nonzero: launching");
 }
 
 class CudaNonzeroKernel final : public Kernel {
  public:
   CudaNonzeroKernel(const NonzeroPlan& plan, const CudaDevice& device) : ordinal_(device.ordinal()) {
     const bool contiguous = plan.read_rank == 1 && plan.read_strides[0] == 1 && plan.input_alignment >= 16;
-    kernel_ = kernel_for(plan.element_bytes, contiguous);
+    flag_kernel_ = flag_kernel_for(plan.element_bytes, contiguous);
+    coordinate_kernel_ = coordinate_kernel_for(plan.element_bytes);
     const uint64_t tile_items = kTileBytes / plan.element_bytes;
     NonzeroParams& p = params_;
     p.elements = static_cast<uint32_t>(plan.element_count);
     p.tiles = static_cast<uint32_t>((plan.element_count + tile_items - 1) / tile_items);
-    p.mask = plan.value_mask;
+    p.value_mask = plan.value_mask;
     p.read_rank = plan.read_rank;
     for (uint32_t d = 0; d < plan.read_rank; ++d) {
       p.read_sizes[d] = FastDivmod(static_cast<uint32_t>(plan.read_sizes[d]));
@@ -336,28 +354,36 @@ class CudaNonzeroKernel final : public Kernel {
     p.row_stride = static_cast<uint32_t>(plan.row_stride);
     p.column_stride = static_cast<uint32_t>(plan.column_stride);
     p.row_major = plan.column_stride <= plan.row_stride;
+    offsets_bytes_ = (uint64_t{p.tiles} + 1) * 4 + 15 & ~uint64_t{15};
+    flag_bytes_ = uint64_t{p.tiles} * tile_words(plan.element_bytes) * 4;
   }
 
-  uint64_t temporary_bytes() const override { return uint64_t{params_.tiles} * 8; }
+  uint64_t temporary_bytes() const override { return offsets_bytes_ + flag_bytes_; }
 
   Status execute(const ExecuteArgs& args) const override {
     DeviceGuard guard(ordinal_);
     const auto stream = static_cast<cudaStream_t>(args.stream);
-    ODML_RETURN_IF_ERROR(cuda_status(cudaMemsetAsync(args.temporary, 0, temporary_bytes(), stream),
-                                     "cuda.nonzero: clearing the scan state"));
     NonzeroParams p = params_;
     p.input = args.inputs[0];
     p.count = reinterpret_cast<uint32_t*>(args.outputs[0]);
     p.coordinates = reinterpret_cast<uint32_t*>(args.outputs[1]);
-    p.statuses = reinterpret_cast<uint64_t*>(args.temporary);
-    kernel_<<<p.tiles, kThreads, 0, stream>>>(p);
-    return check_launch("cuda.nonzero", stream);
+    p.offsets = reinterpret_cast<uint32_t*>(args.temporary);
+    p.flag_words = reinterpret_cast<uint32_t*>(args.temporary + offsets_bytes_);
+    flag_kernel_<<<p.tiles, kThreads, 0, stream>>>(p);
+    ODML_RETURN_IF_ERROR(check_launch("cuda.nonzero (flags)", stream));
+    ODML_RETURN_IF_ERROR(launch_after_previous(scan_kernel, 1, kScanThreads, stream, p));
+    ODML_RETURN_IF_ERROR(check_launch("cuda.nonzero (scan)", stream));
+    ODML_RETURN_IF_ERROR(launch_after_previous(coordinate_kernel_, p.tiles, kThreads, stream, p));
+    return check_launch("cuda.nonzero (coordinates)", stream);
   }
 
  private:
   int ordinal_;
-  KernelFunction kernel_ = nullptr;
+  KernelFunction flag_kernel_ = nullptr;
+  KernelFunction coordinate_kernel_ = nullptr;
   NonzeroParams params_{};
+  uint64_t offsets_bytes_ = 0;
+  uint64_t flag_bytes_ = 0;
 };
 
 }  // namespace
