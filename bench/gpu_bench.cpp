@@ -159,6 +159,8 @@ struct Runner {
       outputs.push_back(std::make_unique<DeviceBuffer>(size));
       CUDA_CHECK(cudaMemset(outputs.back()->data, 0xAB, size));
     }
+    // The memsets ran on the legacy stream, which gpu.stream (non-blocking) does not wait for.
+    CUDA_CHECK(cudaDeviceSynchronize());
     std::vector<odml_buffer_binding> in(inputs.size()), out;
     for (const auto& o : outputs) out.push_back(o->binding());
     const auto execute = [&](int i) {

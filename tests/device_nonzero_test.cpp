@@ -195,6 +195,13 @@ TEST(DeviceNonzero, LargeEnoughForEveryThread) {
       .run();
 }
 
+// More tiles than a GPU holds blocks at once: CUDA blocks take several tiles each, and the last
+// block fewer.
+TEST(DeviceNonzero, MoreTilesThanResidentBlocks) {
+  NonzeroTester().type(DML_TENSOR_DATA_TYPE_UINT8).sizes({2048, 16383}).density(0.3).run();
+  NonzeroTester().sizes({3000, 3001}).density(0.5).run();
+}
+
 TEST(DeviceNonzero, RandomCases) {
   random_cases(200, [](Rng& rng) { random_nonzero_coordinates(rng).run(); });
 }

@@ -1,16 +1,23 @@
-// NONZERO_COORDINATES on the GPU in three kernels on one stream, none of which waits for another
-// block or for the host:
-//   1. flags: block b reads tile b (kThreads * kVectors 16-byte vectors, striped across the block so
-//      that every load is coalesced), writes one bit per element to a bit mask in the temporary
-//      region and the tile's non-zero count to offsets[b];
-//   2. scan: one block turns the tile counts into exclusive offsets, offsets[tiles] and the count
-//      output into the total;
-//   3. coordinates: block b reads the tile's offset and bits (tiles without non-zeros stop there),
-//      ranks the set bits with a block scan, stages their local indices in shared memory and writes
-//      the coordinate words from there, consecutive threads to consecutive addresses.
-// The input is read once; the mask (1 bit per element) is what the third kernel reads instead, and
-// it is usually still in L2. A single-pass scan with decoupled look-back was measured slower
-// (bench/NOTES.md): every tile waited on its predecessors' publications.
+// NONZERO_COORDINATES on the GPU in one cooperative launch that never waits for the host:
+//
+//   phase 1: each block takes a contiguous range of tiles. For each tile (kThreads * kVectors
+//            16-byte vectors, read striped across the block so that every load is coalesced) it
+//            writes one bit per element to a mask in the temporary region and the tile's count of
+//            non-zeros beside it, and adds the count to the block's total.
+//   grid barrier (cooperative_groups::this_grid().sync(): every block is resident by
+//            construction of the grid).
+//   phase 2: a block's first output row is the sum of the totals of the blocks before it (a few
+//            hundred to a few thousand words, read from L2). For each of its tiles with non-zeros
+//            it ranks the mask's set bits with a block scan, stages their local indices in shared
+//            memory and writes the coordinate words from there, consecutive threads to
+//            consecutive addresses. The last block writes the count.
+//
+// The input is read once; phase 2 reads the mask (1 bit per element), usually still in L2. Earlier
+// versions (bench/NOTES.md): a single-pass scan with decoupled look-back, where every tile waited
+// on its predecessors' publications (0.40 of a copy at density 0), and three kernels (flags, scan,
+// coordinates), which paid three launches.
+#include <cooperative_groups.h>
+
 #include <algorithm>
 
 #include "backends/cuda/cuda_backend.h"
@@ -23,8 +30,7 @@ namespace {
 constexpr uint32_t kThreads = 256;
 constexpr uint32_t kVectors = 4;  // 16-byte loads per thread and tile, striped across the block
 constexpr uint32_t kTileBytes = kThreads * kVectors * 16;
-constexpr uint32_t kScanThreads = 1024;
-constexpr uint32_t kScanPerThread = 16;
+constexpr uint32_t kPassTiles = 32;  // phase 2 reads the counts of this many tiles at once
 
 // 32-bit mask words per tile: one bit per element.
 constexpr uint32_t tile_words(uint32_t element_bytes) { return kTileBytes / element_bytes / 32; }
@@ -39,10 +45,12 @@ struct NonzeroParams {
   const std::byte* input;
   uint32_t* count;
   uint32_t* coordinates;
-  uint32_t* offsets;     // tiles + 1 words: tile counts, then exclusive offsets and the total
-  uint32_t* flag_words;  // tiles * tile_words(element bytes): bit i of a tile is its element i
+  uint32_t* tile_counts;   // tiles words
+  uint32_t* block_totals;  // a word per block
+  uint32_t* flag_words;    // tiles * tile_words(element bytes): bit i of a tile is its element i
   uint32_t elements;
   uint32_t tiles;
+  uint32_t tiles_per_block;
   uint32_t value_mask;
   // Reading a strided input: logical index -> element offset.
   uint32_t read_rank;
@@ -55,6 +63,8 @@ struct NonzeroParams {
   Columns column_tables;
   uint32_t row_stride, column_stride;
   bool row_major;
+  bool dense_rows;   // row_stride == N and column_stride == 1
+  bool vector_rows;  // dense rows whose N words can be stored as 8- or 16-byte vectors
 };
 
 __device__ __forceinline__ uint32_t element_offset(const NonzeroParams& p, uint32_t index) {
@@ -140,22 +150,6 @@ __device__ __forceinline__ V warp_inclusive_sum(V v) {
   return v;
 }
 
-// Programmatic dependent launch (Hopper): a kernel launched after another with the
-// programmatic-serialization attribute may start once every block of the one before has called
-// allow_next_kernel(); wait_for_previous_kernel() then blocks until that kernel has finished and its
-// writes are visible. The next kernel's launch latency hides behind the previous kernel's tail.
-__device__ __forceinline__ void allow_next_kernel() {
-#if __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}
-
-__device__ __forceinline__ void wait_for_previous_kernel() {
-#if __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-
 // Exclusive prefix sum of v over the block's kBlock threads; `total` receives the block's sum.
 template <uint32_t kBlock>
 __device__ __forceinline__ uint32_t block_exclusive_sum(uint32_t v, uint32_t& total) {
@@ -177,17 +171,17 @@ __device__ __forceinline__ uint32_t block_exclusive_sum(uint32_t v, uint32_t& to
   return below + inclusive - v;
 }
 
-// Kernel 1. Element e of vector k of thread t is tile element (k * kThreads + t) * E + e, E = 16 /
-// sizeof(T), so the E flag bits of kLanes = 32 / E neighbouring lanes make one mask word.
+// Phase 1 for one tile: writes its mask words and returns its count (the same in every thread).
+// Element e of vector k of thread t is tile element (k * kThreads + t) * E + e, E = 16 / sizeof(T),
+// so the E flag bits of kLanes = 32 / E neighbouring lanes make one mask word.
 template <class T, bool kContiguous>
-__global__ void __launch_bounds__(kThreads) flag_kernel(const NonzeroParams p) {
+__device__ __forceinline__ uint32_t flag_tile(const NonzeroParams& p, uint32_t tile) {
   constexpr uint32_t E = 16 / sizeof(T);
   constexpr uint32_t kLanes = 32 / E;
   const uint32_t lane = threadIdx.x & 31;
-  allow_next_kernel();
   uint32_t flags[kVectors];
-  load_flags<T, kContiguous>(p, blockIdx.x, flags);
-  uint32_t* words = p.flag_words + uint64_t{blockIdx.x} * tile_words(sizeof(T));
+  load_flags<T, kContiguous>(p, tile, flags);
+  uint32_t* words = p.flag_words + uint64_t{tile} * tile_words(sizeof(T));
   uint32_t count = 0;
 #pragma unroll
   for (uint32_t k = 0; k < kVectors; ++k) {
@@ -199,80 +193,95 @@ __global__ void __launch_bounds__(kThreads) flag_kernel(const NonzeroParams p) {
   }
   uint32_t total;
   block_exclusive_sum<kThreads>(count, total);
-  if (threadIdx.x == 0) p.offsets[blockIdx.x] = total;
+  return total;
 }
 
-// Kernel 2, one block: the tile counts become exclusive offsets, kScanThreads * kScanPerThread
-// tiles a round.
-__global__ void __launch_bounds__(kScanThreads) scan_kernel(const NonzeroParams p) {
-  wait_for_previous_kernel();
-  allow_next_kernel();  // only now: the next kernel's blocks must not take the SMs the flags need
-  uint32_t carry = 0;
-  for (uint32_t base = 0; base < p.tiles; base += kScanThreads * kScanPerThread) {
-    const uint32_t first = base + threadIdx.x * kScanPerThread;
-    uint32_t counts[kScanPerThread];
-    uint32_t sum = 0;
-#pragma unroll
-    for (uint32_t j = 0; j < kScanPerThread; ++j) {
-      counts[j] = first + j < p.tiles ? p.offsets[first + j] : 0;
-      sum += counts[j];
-    }
-    uint32_t total;
-    uint32_t running = carry + block_exclusive_sum<kScanThreads>(sum, total);
-#pragma unroll
-    for (uint32_t j = 0; j < kScanPerThread; ++j) {
-      if (first + j < p.tiles) p.offsets[first + j] = running;
-      running += counts[j];
-    }
-    carry += total;
-  }
-  if (threadIdx.x == 0) {
-    p.offsets[p.tiles] = carry;
-    *p.count = carry;
-  }
-}
-
-// Kernel 3. Thread t ranks mask words [t * kWordsPerThread, (t + 1) * kWordsPerThread).
+// Local indices of a tile's non-zeros, in order. Entry r lives at padded(r), so that threads
+// writing runs of ranks 32 or 64 apart (dense tiles) do not all hit one shared-memory bank.
 template <uint32_t kTileWords>
-__global__ void __launch_bounds__(kThreads) coordinate_kernel(const NonzeroParams p) {
+struct Staging {
+  uint16_t selected[kTileWords * 32 + kTileWords];
+  static __device__ __forceinline__ uint32_t padded(uint32_t r) { return r + r / 32; }
+};
+
+// Dense rows of N coordinates: a thread unravels a whole row (N - 1 divisions) and stores it with
+// the widest stores its alignment allows.
+template <uint32_t N, uint32_t kTileWords>
+__device__ __forceinline__ void write_dense_rows(const NonzeroParams& p, const Columns& columns,
+                                                 const Staging<kTileWords>& staging, uint32_t tile_begin,
+                                                 uint32_t first_row, uint32_t tile_total) {
+  for (uint32_t row = threadIdx.x; row < tile_total; row += kThreads) {
+    uint32_t index = tile_begin + staging.selected[staging.padded(row)];
+    uint32_t c[N];
+#pragma unroll
+    for (uint32_t j = N - 1; j > 0; --j) {
+      uint32_t q;
+      columns.sizes[j].divmod(index, q, c[j]);
+      index = q;
+    }
+    c[0] = index;  // the leading dimensions of the input have size 1
+    uint32_t* out = p.coordinates + (uint64_t{first_row} + row) * N;
+    if constexpr (N == 2) {
+      if (p.vector_rows) {
+        *reinterpret_cast<uint2*>(out) = make_uint2(c[0], c[1]);
+        continue;
+      }
+    } else if constexpr (N == 4 || N == 8) {
+      if (p.vector_rows) {
+#pragma unroll
+        for (uint32_t j = 0; j < N; j += 4)
+          *reinterpret_cast<uint4*>(out + j) = make_uint4(c[j], c[j + 1], c[j + 2], c[j + 3]);
+        continue;
+      }
+    }
+#pragma unroll
+    for (uint32_t j = 0; j < N; ++j) out[j] = c[j];
+  }
+}
+
+// Phase 2 for one tile with `tile_total` > 0 non-zeros, the first at output row `first_row`.
+// Thread t ranks mask words [t * kWordsPerThread, (t + 1) * kWordsPerThread).
+template <uint32_t kTileWords>
+__device__ __forceinline__ void write_tile(const NonzeroParams& p, const Columns& columns, Staging<kTileWords>& staging,
+                                           uint32_t tile, uint32_t first_row, uint32_t tile_total) {
   constexpr uint32_t kWordsPerThread = (kTileWords + kThreads - 1) / kThreads;
-  // Local indices of the tile's non-zeros, in order; entry r at padded(r), so that threads writing
-  // runs of ranks 32 or 64 apart (dense tiles) do not all hit one shared-memory bank.
-  __shared__ uint16_t selected[kTileWords * 32 + kTileWords * 32 / 32];
-  const auto padded = [](uint32_t r) { return r + r / 32; };
-  __shared__ alignas(16) uint32_t column_words[sizeof(Columns) / 4];
-  const Columns& columns = *reinterpret_cast<const Columns*>(column_words);
-  const uint32_t tile = blockIdx.x;
   const uint32_t* tile_flags = p.flag_words + uint64_t{tile} * kTileWords;
-  wait_for_previous_kernel();
   uint32_t words[kWordsPerThread];
+  uint32_t count = 0;
 #pragma unroll
   for (uint32_t j = 0; j < kWordsPerThread; ++j) {
     const uint32_t w = threadIdx.x * kWordsPerThread + j;
     words[j] = w < kTileWords ? tile_flags[w] : 0;
+    count += __popc(words[j]);
   }
-  const uint32_t first_row = p.offsets[tile];
-  const uint32_t tile_total = p.offsets[tile + 1] - first_row;
-  if (tile_total == 0) return;
-  // Divisors indexed per lane by column: from shared memory, where lanes don't serialize.
-  for (uint32_t i = threadIdx.x; i < sizeof(Columns) / 4; i += kThreads)
-    column_words[i] = reinterpret_cast<const uint32_t*>(&p.column_tables)[i];
-
-  uint32_t count = 0;
-#pragma unroll
-  for (uint32_t j = 0; j < kWordsPerThread; ++j) count += __popc(words[j]);
   uint32_t unused;
-  uint32_t rank = block_exclusive_sum<kThreads>(count, unused);
+  uint32_t rank = block_exclusive_sum<kThreads>(count, unused);  // its barriers also end the last tile's reads
 #pragma unroll
   for (uint32_t j = 0; j < kWordsPerThread; ++j)
     for (uint32_t bits = words[j]; bits != 0; bits &= bits - 1)
-      selected[padded(rank++)] = static_cast<uint16_t>((threadIdx.x * kWordsPerThread + j) * 32 + __ffs(bits) - 1);
+      staging.selected[staging.padded(rank++)] =
+          static_cast<uint16_t>((threadIdx.x * kWordsPerThread + j) * 32 + __ffs(bits) - 1);
   __syncthreads();
 
-  // Write the coordinate words, consecutive threads to consecutive addresses.
   const uint32_t tile_begin = tile * kTileWords * 32;  // < elements < 2^32
+  if (p.dense_rows) {
+    const auto rows = [&]<uint32_t N>() {
+      write_dense_rows<N>(p, columns, staging, tile_begin, first_row, tile_total);
+    };
+    switch (p.columns) {
+      case 1: return rows.template operator()<1>();
+      case 2: return rows.template operator()<2>();
+      case 3: return rows.template operator()<3>();
+      case 4: return rows.template operator()<4>();
+      case 5: return rows.template operator()<5>();
+      case 6: return rows.template operator()<6>();
+      case 7: return rows.template operator()<7>();
+      default: return rows.template operator()<8>();
+    }
+  }
+  // Any other layout: a word at a time, consecutive threads to consecutive addresses.
   const auto write = [&](uint32_t row, uint32_t column) {
-    const uint32_t index = tile_begin + selected[padded(row)];
+    const uint32_t index = tile_begin + staging.selected[staging.padded(row)];
     uint32_t outer, coordinate;
     columns.sizes[column].divmod(columns.inner[column].quotient(index), outer, coordinate);
     p.coordinates[(uint64_t{first_row} + row) * p.row_stride + uint64_t{column} * p.column_stride] = coordinate;
@@ -289,50 +298,67 @@ __global__ void __launch_bounds__(kThreads) coordinate_kernel(const NonzeroParam
   }
 }
 
+template <class T, bool kContiguous>
+__global__ void __launch_bounds__(kThreads) nonzero_kernel(const NonzeroParams p) {
+  constexpr uint32_t kTileWords = tile_words(sizeof(T));
+  __shared__ Staging<kTileWords> staging;
+  __shared__ uint32_t pass_counts[kPassTiles];
+  // Divisors indexed per lane by column: from shared memory, where lanes don't serialize.
+  __shared__ alignas(16) uint32_t column_words[sizeof(Columns) / 4];
+  for (uint32_t i = threadIdx.x; i < sizeof(Columns) / 4; i += kThreads)
+    column_words[i] = reinterpret_cast<const uint32_t*>(&p.column_tables)[i];
+  const Columns& columns = *reinterpret_cast<const Columns*>(column_words);
+  const uint32_t first_tile = blockIdx.x * p.tiles_per_block;
+  const uint32_t end_tile = min(p.tiles, first_tile + p.tiles_per_block);
+
+  uint32_t block_total = 0;
+  for (uint32_t tile = first_tile; tile < end_tile; ++tile) {
+    const uint32_t count = flag_tile<T, kContiguous>(p, tile);
+    if (threadIdx.x == 0) p.tile_counts[tile] = count;
+    block_total += count;
+  }
+  if (threadIdx.x == 0) p.block_totals[blockIdx.x] = block_total;
+  cooperative_groups::this_grid().sync();
+
+  uint32_t below = 0;  // non-zeros in the blocks before this one
+  for (uint32_t b = threadIdx.x; b < blockIdx.x; b += kThreads) below += __ldcg(&p.block_totals[b]);
+  uint32_t row;
+  block_exclusive_sum<kThreads>(below, row);
+  if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) *p.count = row + block_total;
+  if (block_total == 0) return;
+  // The block's tiles in passes: their counts read at once, the tiles in turn.
+  for (uint32_t pass = first_tile; pass < end_tile; pass += kPassTiles) {
+    const uint32_t n = min(kPassTiles, end_tile - pass);
+    if (threadIdx.x < n) pass_counts[threadIdx.x] = p.tile_counts[pass + threadIdx.x];
+    __syncthreads();
+    for (uint32_t j = 0; j < n; ++j) {
+      const uint32_t count = pass_counts[j];
+      if (count == 0) continue;
+      write_tile<kTileWords>(p, columns, staging, pass + j, row, count);
+      row += count;
+    }
+    __syncthreads();  // pass_counts is rewritten next pass
+  }
+}
+
 using KernelFunction = void (*)(NonzeroParams);
 
-KernelFunction flag_kernel_for(uint32_t element_bytes, bool contiguous) {
+KernelFunction kernel_for(uint32_t element_bytes, bool contiguous) {
   switch (element_bytes * 2 + contiguous) {
-    case 2: return flag_kernel<uint8_t, false>;
-    case 3: return flag_kernel<uint8_t, true>;
-    case 4: return flag_kernel<uint16_t, false>;
-    case 5: return flag_kernel<uint16_t, true>;
-    case 8: return flag_kernel<uint32_t, false>;
-    default: return flag_kernel<uint32_t, true>;
+    case 2: return nonzero_kernel<uint8_t, false>;
+    case 3: return nonzero_kernel<uint8_t, true>;
+    case 4: return nonzero_kernel<uint16_t, false>;
+    case 5: return nonzero_kernel<uint16_t, true>;
+    case 8: return nonzero_kernel<uint32_t, false>;
+    default: return nonzero_kernel<uint32_t, true>;
   }
-}
-
-KernelFunction coordinate_kernel_for(uint32_t element_bytes) {
-  switch (element_bytes) {
-    case 1: return coordinate_kernel<tile_words(1)>;
-    case 2: return coordinate_kernel<tile_words(2)>;
-    default: return coordinate_kernel<tile_words(4)>;
-  }
-}
-
-// Launches kernel(p) as a programmatic dependent of the stream's previous kernel (see
-// wait_for_previous_kernel).
-Status launch_after_previous(KernelFunction kernel, uint32_t blocks, uint32_t threads, cudaStream_t stream,
-                             const NonzeroParams& p) {
-  static const bool pdl = !env_flag("OPENDML_NO_PDL");
-  cudaLaunchAttribute attribute{};
-  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute.val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(blocks);
-  config.blockDim = dim3(threads);
-  config.stream = stream;
-  config.attrs = &attribute;
-  config.numAttrs = pdl ? 1 : 0;
-  return cuda_status(cudaLaunchKernelEx(&config, kernel, p), "cuda.nonzero: launching");
 }
 
 class CudaNonzeroKernel final : public Kernel {
  public:
   CudaNonzeroKernel(const NonzeroPlan& plan, const CudaDevice& device) : ordinal_(device.ordinal()) {
     const bool contiguous = plan.read_rank == 1 && plan.read_strides[0] == 1 && plan.input_alignment >= 16;
-    flag_kernel_ = flag_kernel_for(plan.element_bytes, contiguous);
-    coordinate_kernel_ = coordinate_kernel_for(plan.element_bytes);
+    kernel_ = kernel_for(plan.element_bytes, contiguous);
     const uint64_t tile_items = kTileBytes / plan.element_bytes;
     NonzeroParams& p = params_;
     p.elements = static_cast<uint32_t>(plan.element_count);
@@ -354,35 +380,53 @@ class CudaNonzeroKernel final : public Kernel {
     p.row_stride = static_cast<uint32_t>(plan.row_stride);
     p.column_stride = static_cast<uint32_t>(plan.column_stride);
     p.row_major = plan.column_stride <= plan.row_stride;
-    offsets_bytes_ = (uint64_t{p.tiles} + 1) * 4 + 15 & ~uint64_t{15};
+    p.dense_rows = plan.column_stride == 1 && plan.row_stride == plan.rank;
+
+    // As many blocks as can be resident at once (the grid barrier needs all of them), each taking
+    // an equal share of the tiles.
+    DeviceGuard guard(ordinal_);
+    int per_sm = 0, sms = 0;
+    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel_, kThreads, 0);
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ordinal_);
+    const uint32_t resident = static_cast<uint32_t>(std::max(per_sm, 1) * std::max(sms, 1));
+    p.tiles_per_block = (p.tiles + resident - 1) / resident;
+    blocks_ = (p.tiles + p.tiles_per_block - 1) / p.tiles_per_block;
+    counts_bytes_ = (uint64_t{p.tiles} + blocks_) * 4 + 15 & ~uint64_t{15};
     flag_bytes_ = uint64_t{p.tiles} * tile_words(plan.element_bytes) * 4;
   }
 
-  uint64_t temporary_bytes() const override { return offsets_bytes_ + flag_bytes_; }
+  uint64_t temporary_bytes() const override { return counts_bytes_ + flag_bytes_; }
 
   Status execute(const ExecuteArgs& args) const override {
     DeviceGuard guard(ordinal_);
-    const auto stream = static_cast<cudaStream_t>(args.stream);
     NonzeroParams p = params_;
     p.input = args.inputs[0];
     p.count = reinterpret_cast<uint32_t*>(args.outputs[0]);
     p.coordinates = reinterpret_cast<uint32_t*>(args.outputs[1]);
-    p.offsets = reinterpret_cast<uint32_t*>(args.temporary);
-    p.flag_words = reinterpret_cast<uint32_t*>(args.temporary + offsets_bytes_);
-    flag_kernel_<<<p.tiles, kThreads, 0, stream>>>(p);
-    ODML_RETURN_IF_ERROR(check_launch("cuda.nonzero (flags)", stream));
-    ODML_RETURN_IF_ERROR(launch_after_previous(scan_kernel, 1, kScanThreads, stream, p));
-    ODML_RETURN_IF_ERROR(check_launch("cuda.nonzero (scan)", stream));
-    ODML_RETURN_IF_ERROR(launch_after_previous(coordinate_kernel_, p.tiles, kThreads, stream, p));
-    return check_launch("cuda.nonzero (coordinates)", stream);
+    const uint32_t vector_bytes = p.columns == 2 ? 8 : p.columns == 4 || p.columns == 8 ? 16 : 0;
+    p.vector_rows = p.dense_rows && vector_bytes != 0 && reinterpret_cast<uintptr_t>(p.coordinates) % vector_bytes == 0;
+    p.tile_counts = reinterpret_cast<uint32_t*>(args.temporary);
+    p.block_totals = p.tile_counts + p.tiles;
+    p.flag_words = reinterpret_cast<uint32_t*>(args.temporary + counts_bytes_);
+    cudaLaunchAttribute cooperative{};
+    cooperative.id = cudaLaunchAttributeCooperative;
+    cooperative.val.cooperative = 1;
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(blocks_);
+    config.blockDim = dim3(kThreads);
+    config.stream = static_cast<cudaStream_t>(args.stream);
+    config.attrs = &cooperative;
+    config.numAttrs = 1;
+    ODML_RETURN_IF_ERROR(cuda_status(cudaLaunchKernelEx(&config, kernel_, p), "cuda.nonzero: launching"));
+    return check_launch("cuda.nonzero", config.stream);
   }
 
  private:
   int ordinal_;
-  KernelFunction flag_kernel_ = nullptr;
-  KernelFunction coordinate_kernel_ = nullptr;
+  KernelFunction kernel_ = nullptr;
   NonzeroParams params_{};
-  uint64_t offsets_bytes_ = 0;
+  uint32_t blocks_ = 0;
+  uint64_t counts_bytes_ = 0;
   uint64_t flag_bytes_ = 0;
 };
 
