@@ -9,8 +9,8 @@
 //   phase 2: a block's first output row is the sum of the totals of the blocks before it (a few
 //            hundred to a few thousand words, read from L2). For each of its tiles with non-zeros
 //            it ranks the mask's set bits with a block scan, stages their local indices in shared
-//            memory and writes the coordinate words from there, consecutive threads to
-//            consecutive addresses. The last block writes the count.
+//            memory and writes the coordinates from there, a row per thread, consecutive threads
+//            to consecutive rows. The last block writes the count.
 //
 // The input is read once; phase 2 reads the mask (1 bit per element), usually still in L2. Earlier
 // versions (bench/NOTES.md): a single-pass scan with decoupled look-back, where every tile waited
@@ -35,12 +35,6 @@ constexpr uint32_t kPassTiles = 32;  // phase 2 reads the counts of this many ti
 // 32-bit mask words per tile: one bit per element.
 constexpr uint32_t tile_words(uint32_t element_bytes) { return kTileBytes / element_bytes / 32; }
 
-// Coordinate j of logical index i is (i / inner[j]) % sizes[j].
-struct Columns {
-  FastDivmod inner[kMaxRank];
-  FastDivmod sizes[kMaxRank];
-};
-
 struct NonzeroParams {
   const std::byte* input;
   uint32_t* count;
@@ -56,15 +50,12 @@ struct NonzeroParams {
   uint32_t read_rank;
   FastDivmod read_sizes[kMaxRank];
   uint32_t read_strides[kMaxRank];
-  // Writing: word w of a tile is row w / N, column w % N when rows are contiguous in memory, else
-  // the words go column by column.
+  // Writing: row m, coordinate j goes to coordinates[m * row_stride + j * column_stride]; the
+  // coordinates of logical index i are unravel(i, column_sizes).
   uint32_t columns;  // N
-  FastDivmod columns_div;
-  Columns column_tables;
+  FastDivmod column_sizes[kMaxRank];
   uint32_t row_stride, column_stride;
-  bool row_major;
-  bool dense_rows;   // row_stride == N and column_stride == 1
-  bool vector_rows;  // dense rows whose N words can be stored as 8- or 16-byte vectors
+  bool vector_rows;  // rows are dense and aligned: N = 2, 4, 8 words stored as 8- or 16-byte vectors
 };
 
 __device__ __forceinline__ uint32_t element_offset(const NonzeroParams& p, uint32_t index) {
@@ -96,15 +87,15 @@ __device__ __forceinline__ uint32_t word_flags(uint32_t word, uint32_t mask) {
   }
 }
 
-// Element e of vector k of this thread has tile-local index k * kThreads * E + threadIdx.x * E + e,
-// E = 16 / sizeof(T): consecutive threads read consecutive 16 bytes. Bit e of flags[k] is set
-// when that element is non-zero.
 template <class T>
 __device__ __forceinline__ bool full_tile(const NonzeroParams& p, uint32_t tile) {
   constexpr uint64_t kTileItems = kTileBytes / sizeof(T);
-  return tile < p.tiles && (uint64_t{tile} + 1) * kTileItems <= p.elements;
+  return (uint64_t{tile} + 1) * kTileItems <= p.elements;
 }
 
+// Element e of vector k of this thread has tile-local index k * kThreads * E + threadIdx.x * E + e,
+// E = 16 / sizeof(T): consecutive threads read consecutive 16 bytes. Bit e of flags[k] is set
+// when that element is non-zero.
 template <class T, bool kContiguous>
 __device__ __forceinline__ void load_flags(const NonzeroParams& p, uint32_t tile, uint32_t (&flags)[kVectors]) {
   constexpr uint32_t E = 16 / sizeof(T);
@@ -204,23 +195,24 @@ struct Staging {
   static __device__ __forceinline__ uint32_t padded(uint32_t r) { return r + r / 32; }
 };
 
-// Dense rows of N coordinates: a thread unravels a whole row (N - 1 divisions) and stores it with
-// the widest stores its alignment allows.
+// A row per thread: its N coordinates unravelled with N - 1 divisions (the leading dimensions of
+// the input have size 1) and stored as vectors where the rows are dense and aligned, else a word
+// at a time. Consecutive threads write consecutive rows: coalesced for dense rows and for
+// column-major coordinates alike.
 template <uint32_t N, uint32_t kTileWords>
-__device__ __forceinline__ void write_dense_rows(const NonzeroParams& p, const Columns& columns,
-                                                 const Staging<kTileWords>& staging, uint32_t tile_begin,
-                                                 uint32_t first_row, uint32_t tile_total) {
+__device__ __forceinline__ void write_rows(const NonzeroParams& p, const Staging<kTileWords>& staging,
+                                           uint32_t tile_begin, uint32_t first_row, uint32_t tile_total) {
   for (uint32_t row = threadIdx.x; row < tile_total; row += kThreads) {
     uint32_t index = tile_begin + staging.selected[staging.padded(row)];
     uint32_t c[N];
 #pragma unroll
     for (uint32_t j = N - 1; j > 0; --j) {
       uint32_t q;
-      columns.sizes[j].divmod(index, q, c[j]);
+      p.column_sizes[j].divmod(index, q, c[j]);
       index = q;
     }
-    c[0] = index;  // the leading dimensions of the input have size 1
-    uint32_t* out = p.coordinates + (uint64_t{first_row} + row) * N;
+    c[0] = index;
+    uint32_t* out = p.coordinates + (uint64_t{first_row} + row) * p.row_stride;
     if constexpr (N == 2) {
       if (p.vector_rows) {
         *reinterpret_cast<uint2*>(out) = make_uint2(c[0], c[1]);
@@ -235,15 +227,15 @@ __device__ __forceinline__ void write_dense_rows(const NonzeroParams& p, const C
       }
     }
 #pragma unroll
-    for (uint32_t j = 0; j < N; ++j) out[j] = c[j];
+    for (uint32_t j = 0; j < N; ++j) out[uint64_t{j} * p.column_stride] = c[j];
   }
 }
 
 // Phase 2 for one tile with `tile_total` > 0 non-zeros, the first at output row `first_row`.
 // Thread t ranks mask words [t * kWordsPerThread, (t + 1) * kWordsPerThread).
 template <uint32_t kTileWords>
-__device__ __forceinline__ void write_tile(const NonzeroParams& p, const Columns& columns, Staging<kTileWords>& staging,
-                                           uint32_t tile, uint32_t first_row, uint32_t tile_total) {
+__device__ __forceinline__ void write_tile(const NonzeroParams& p, Staging<kTileWords>& staging, uint32_t tile,
+                                           uint32_t first_row, uint32_t tile_total) {
   constexpr uint32_t kWordsPerThread = (kTileWords + kThreads - 1) / kThreads;
   const uint32_t* tile_flags = p.flag_words + uint64_t{tile} * kTileWords;
   uint32_t words[kWordsPerThread];
@@ -264,37 +256,16 @@ __device__ __forceinline__ void write_tile(const NonzeroParams& p, const Columns
   __syncthreads();
 
   const uint32_t tile_begin = tile * kTileWords * 32;  // < elements < 2^32
-  if (p.dense_rows) {
-    const auto rows = [&]<uint32_t N>() {
-      write_dense_rows<N>(p, columns, staging, tile_begin, first_row, tile_total);
-    };
-    switch (p.columns) {
-      case 1: return rows.template operator()<1>();
-      case 2: return rows.template operator()<2>();
-      case 3: return rows.template operator()<3>();
-      case 4: return rows.template operator()<4>();
-      case 5: return rows.template operator()<5>();
-      case 6: return rows.template operator()<6>();
-      case 7: return rows.template operator()<7>();
-      default: return rows.template operator()<8>();
-    }
-  }
-  // Any other layout: a word at a time, consecutive threads to consecutive addresses.
-  const auto write = [&](uint32_t row, uint32_t column) {
-    const uint32_t index = tile_begin + staging.selected[staging.padded(row)];
-    uint32_t outer, coordinate;
-    columns.sizes[column].divmod(columns.inner[column].quotient(index), outer, coordinate);
-    p.coordinates[(uint64_t{first_row} + row) * p.row_stride + uint64_t{column} * p.column_stride] = coordinate;
-  };
-  if (p.row_major) {
-    for (uint32_t w = threadIdx.x; w < tile_total * p.columns; w += kThreads) {
-      uint32_t row, column;
-      p.columns_div.divmod(w, row, column);
-      write(row, column);
-    }
-  } else {
-    for (uint32_t column = 0; column < p.columns; ++column)
-      for (uint32_t row = threadIdx.x; row < tile_total; row += kThreads) write(row, column);
+  const auto rows = [&]<uint32_t N>() { write_rows<N>(p, staging, tile_begin, first_row, tile_total); };
+  switch (p.columns) {
+    case 1: return rows.template operator()<1>();
+    case 2: return rows.template operator()<2>();
+    case 3: return rows.template operator()<3>();
+    case 4: return rows.template operator()<4>();
+    case 5: return rows.template operator()<5>();
+    case 6: return rows.template operator()<6>();
+    case 7: return rows.template operator()<7>();
+    default: return rows.template operator()<8>();
   }
 }
 
@@ -303,11 +274,6 @@ __global__ void __launch_bounds__(kThreads) nonzero_kernel(const NonzeroParams p
   constexpr uint32_t kTileWords = tile_words(sizeof(T));
   __shared__ Staging<kTileWords> staging;
   __shared__ uint32_t pass_counts[kPassTiles];
-  // Divisors indexed per lane by column: from shared memory, where lanes don't serialize.
-  __shared__ alignas(16) uint32_t column_words[sizeof(Columns) / 4];
-  for (uint32_t i = threadIdx.x; i < sizeof(Columns) / 4; i += kThreads)
-    column_words[i] = reinterpret_cast<const uint32_t*>(&p.column_tables)[i];
-  const Columns& columns = *reinterpret_cast<const Columns*>(column_words);
   const uint32_t first_tile = blockIdx.x * p.tiles_per_block;
   const uint32_t end_tile = min(p.tiles, first_tile + p.tiles_per_block);
 
@@ -334,7 +300,7 @@ __global__ void __launch_bounds__(kThreads) nonzero_kernel(const NonzeroParams p
     for (uint32_t j = 0; j < n; ++j) {
       const uint32_t count = pass_counts[j];
       if (count == 0) continue;
-      write_tile<kTileWords>(p, columns, staging, pass + j, row, count);
+      write_tile<kTileWords>(p, staging, pass + j, row, count);
       row += count;
     }
     __syncthreads();  // pass_counts is rewritten next pass
@@ -370,17 +336,9 @@ class CudaNonzeroKernel final : public Kernel {
       p.read_strides[d] = static_cast<uint32_t>(plan.read_strides[d]);
     }
     p.columns = plan.rank;
-    p.columns_div = FastDivmod(plan.rank);
-    uint64_t inner = 1;
-    for (uint32_t j = plan.rank; j-- > 0;) {
-      p.column_tables.inner[j] = FastDivmod(static_cast<uint32_t>(inner));
-      p.column_tables.sizes[j] = FastDivmod(static_cast<uint32_t>(plan.sizes[j]));
-      inner *= plan.sizes[j];
-    }
+    for (uint32_t j = 0; j < plan.rank; ++j) p.column_sizes[j] = FastDivmod(static_cast<uint32_t>(plan.sizes[j]));
     p.row_stride = static_cast<uint32_t>(plan.row_stride);
     p.column_stride = static_cast<uint32_t>(plan.column_stride);
-    p.row_major = plan.column_stride <= plan.row_stride;
-    p.dense_rows = plan.column_stride == 1 && plan.row_stride == plan.rank;
 
     // As many blocks as can be resident at once (the grid barrier needs all of them), each taking
     // an equal share of the tiles.
@@ -404,7 +362,8 @@ class CudaNonzeroKernel final : public Kernel {
     p.count = reinterpret_cast<uint32_t*>(args.outputs[0]);
     p.coordinates = reinterpret_cast<uint32_t*>(args.outputs[1]);
     const uint32_t vector_bytes = p.columns == 2 ? 8 : p.columns == 4 || p.columns == 8 ? 16 : 0;
-    p.vector_rows = p.dense_rows && vector_bytes != 0 && reinterpret_cast<uintptr_t>(p.coordinates) % vector_bytes == 0;
+    p.vector_rows = p.column_stride == 1 && p.row_stride == p.columns && vector_bytes != 0 &&
+                    reinterpret_cast<uintptr_t>(p.coordinates) % vector_bytes == 0;
     p.tile_counts = reinterpret_cast<uint32_t*>(args.temporary);
     p.block_totals = p.tile_counts + p.tiles;
     p.flag_words = reinterpret_cast<uint32_t*>(args.temporary + counts_bytes_);
