@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <vector>
 
-namespace opendml {
+namespace opendml::internal {
 namespace {
 
 struct Region {
@@ -111,4 +111,4 @@ Status check_bindings(const OperatorDef& op, const odml_bindings* bindings, Phas
   return check_overlaps(regions, where);
 }
 
-}  // namespace opendml
+}  // namespace opendml::internal

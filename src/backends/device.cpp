@@ -8,7 +8,7 @@
 #include "backends/cpu/cpu_device.h"
 #include "backends/cuda/cuda_device.h"
 
-namespace opendml {
+namespace opendml::internal {
 
 bool env_flag(const char* name) {
   const char* v = std::getenv(name);
@@ -34,4 +34,4 @@ Result<std::shared_ptr<Device>> open_device(std::string_view name) {
   return invalid_argument("device name '", name, "' is not one of cpu, cuda, cuda:N");
 }
 
-}  // namespace opendml
+}  // namespace opendml::internal

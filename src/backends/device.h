@@ -12,7 +12,7 @@
 #include "core/status.h"
 #include "ops/plan.h"
 
-namespace opendml {
+namespace opendml::internal {
 
 struct ExecuteArgs {
   std::span<const std::byte* const> inputs;  // one per input slot (owned inputs point into persistent)
@@ -86,4 +86,4 @@ Result<CompiledKernel> choose_implementation(const Implementation<P, D> (&list)[
   return unsupported(device.name(), " has no implementation for this operator (", reasons, ")");
 }
 
-}  // namespace opendml
+}  // namespace opendml::internal

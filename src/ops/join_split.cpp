@@ -5,7 +5,7 @@
 #include "core/data_type.h"
 #include "ops/support.h"
 
-namespace opendml {
+namespace opendml::internal {
 namespace {
 
 constexpr SupportRow kJoinSupport[] = {
@@ -170,4 +170,4 @@ CopyPlan plan_join_split(const OperatorDef& op) {
   return plan;
 }
 
-}  // namespace opendml
+}  // namespace opendml::internal

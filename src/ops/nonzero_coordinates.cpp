@@ -6,7 +6,7 @@
 #include "core/feature_level.h"
 #include "ops/support.h"
 
-namespace opendml {
+namespace opendml::internal {
 namespace {
 
 constexpr DataTypeSet kUint32 = {DML_TENSOR_DATA_TYPE_UINT32};
@@ -127,4 +127,4 @@ NonzeroPlan plan_nonzero_coordinates(const OperatorDef& op) {
   return plan;
 }
 
-}  // namespace opendml
+}  // namespace opendml::internal

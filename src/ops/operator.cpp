@@ -4,7 +4,7 @@
 #include "ops/join_split.h"
 #include "ops/nonzero_coordinates.h"
 
-namespace opendml {
+namespace opendml::internal {
 namespace {
 
 struct OperatorEntry {
@@ -50,4 +50,4 @@ Plan plan_operator(const OperatorDef& op) {
   return plan_join_split(op);
 }
 
-}  // namespace opendml
+}  // namespace opendml::internal

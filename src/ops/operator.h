@@ -12,7 +12,7 @@
 #include "opendml/directml.h"
 #include "ops/plan.h"
 
-namespace opendml {
+namespace opendml::internal {
 
 struct NamedTensor {
   std::string name;  // the descriptor field, as messages print it: "InputTensors[2]"
@@ -34,4 +34,4 @@ Result<OperatorDef> create_operator_def(const DML_OPERATOR_DESC* desc, DML_FEATU
 // Plans a validated operator for any backend.
 Plan plan_operator(const OperatorDef& op);
 
-}  // namespace opendml
+}  // namespace opendml::internal

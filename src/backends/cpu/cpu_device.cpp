@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
-namespace opendml {
+namespace opendml::internal {
 
 class CpuDevice final : public Device {
  public:
@@ -45,4 +45,4 @@ class CpuDevice final : public Device {
 
 std::shared_ptr<Device> make_cpu_device() { return std::make_shared<CpuDevice>(); }
 
-}  // namespace opendml
+}  // namespace opendml::internal

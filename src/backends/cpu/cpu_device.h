@@ -6,7 +6,7 @@
 
 #include "backends/device.h"
 
-namespace opendml {
+namespace opendml::internal {
 
 class CpuDevice;
 
@@ -16,4 +16,4 @@ std::shared_ptr<Device> make_cpu_device();
 std::unique_ptr<Kernel> make_cpu_copy_kernel(const CopyPlan& plan, const CpuDevice& device);
 std::unique_ptr<Kernel> make_cpu_nonzero_kernel(const NonzeroPlan& plan, const CpuDevice& device);
 
-}  // namespace opendml
+}  // namespace opendml::internal

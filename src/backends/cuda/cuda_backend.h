@@ -7,7 +7,7 @@
 
 #include "backends/device.h"
 
-namespace opendml {
+namespace opendml::internal {
 
 class CudaDevice final : public Device {
  public:
@@ -37,4 +37,4 @@ std::unique_ptr<Kernel> make_cuda_copy_kernel(const CopyPlan& plan, const CudaDe
 std::string cuda_nonzero_declines(const NonzeroPlan& plan, const CudaDevice& device);
 std::unique_ptr<Kernel> make_cuda_nonzero_kernel(const NonzeroPlan& plan, const CudaDevice& device);
 
-}  // namespace opendml
+}  // namespace opendml::internal

@@ -3,7 +3,7 @@
 #include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/cuda_status.h"
 
-namespace opendml {
+namespace opendml::internal {
 
 Status check_launch(const char* kernel, cudaStream_t stream) {
   static const bool debug_sync = env_flag("OPENDML_DEBUG_SYNC");
@@ -74,4 +74,4 @@ Result<std::shared_ptr<Device>> make_cuda_device(int ordinal) {
   return std::shared_ptr<Device>(std::make_shared<CudaDevice>(ordinal, cat("cuda:", ordinal, " (", props.name, ")")));
 }
 
-}  // namespace opendml
+}  // namespace opendml::internal
