@@ -33,6 +33,11 @@ odml_status record(Body&& body) {
     status = body();
   } catch (const std::bad_alloc&) {
     status = Status(ODML_STATUS_OUT_OF_MEMORY, "opendml: out of host memory");
+  } catch (const std::exception& e) {
+    // No exception may cross the C boundary; one that reaches here is opendml's own defect.
+    status = Status(ODML_STATUS_DEVICE_FAILURE, std::string("opendml: internal error: ") + e.what());
+  } catch (...) {
+    status = Status(ODML_STATUS_DEVICE_FAILURE, "opendml: internal error: an unknown exception");
   }
   last_error = status.message();
   return status.code();
@@ -119,10 +124,15 @@ odml_status odml_device_synchronize(odml_device device, void* stream) {
 
 odml_status odml_operator_create(odml_device device, const DML_OPERATOR_DESC* desc, DML_FEATURE_LEVEL feature_level,
                                  odml_operator* op) {
+  return odml_operator_create_ex(device, desc, feature_level, ODML_EXTENSION_NONE, op);
+}
+
+odml_status odml_operator_create_ex(odml_device device, const DML_OPERATOR_DESC* desc, DML_FEATURE_LEVEL feature_level,
+                                    uint32_t extensions, odml_operator* op) {
   return record([&]() -> Status {
     if (device == nullptr) return null_argument("odml_operator_create", "device");
     if (op == nullptr) return null_argument("odml_operator_create", "op");
-    auto def = opendml::internal::create_operator_def(desc, feature_level);
+    auto def = opendml::internal::create_operator_def(desc, {feature_level, extensions});
     if (!def.ok()) return def.status();
     *op = new odml_operator_s{device->device, std::move(*def)};
     return {};

@@ -20,6 +20,11 @@ bool verbose() {
   return on;
 }
 
+const char* forced_implementation() {
+  const char* name = std::getenv("OPENDML_IMPLEMENTATION");
+  return name != nullptr && *name != '\0' ? name : nullptr;
+}
+
 void log_verbose(const std::string& line) { std::fprintf(stderr, "opendml: %s\n", line.c_str()); }
 
 Result<std::shared_ptr<Device>> open_device(std::string_view name) {

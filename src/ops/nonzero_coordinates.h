@@ -7,7 +7,7 @@
 namespace opendml::internal {
 
 Result<OperatorDef> validate_nonzero_coordinates(const DML_NONZERO_COORDINATES_OPERATOR_DESC& desc,
-                                                 DML_FEATURE_LEVEL level);
+                                                 const CreateOptions& options);
 
 NonzeroPlan plan_nonzero_coordinates(const OperatorDef& op);
 

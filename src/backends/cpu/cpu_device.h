@@ -12,6 +12,10 @@ class CpuDevice;
 
 std::shared_ptr<Device> make_cpu_device();
 
+// The implementations of each plan kind, fastest first (cpu_device.cpp).
+std::span<const Implementation<CopyPlan, CpuDevice>> implementations(const CopyPlan&, const CpuDevice&);
+std::span<const Implementation<NonzeroPlan, CpuDevice>> implementations(const NonzeroPlan&, const CpuDevice&);
+
 // The kernels (cpu_copy.cpp, cpu_nonzero.cpp).
 std::unique_ptr<Kernel> make_cpu_copy_kernel(const CopyPlan& plan, const CpuDevice& device);
 std::unique_ptr<Kernel> make_cpu_nonzero_kernel(const NonzeroPlan& plan, const CpuDevice& device);
