@@ -25,6 +25,19 @@ inline uint32_t to_uint32(int64_t value, const std::string& what) {
   return static_cast<uint32_t>(value);
 }
 
+// The name of an argument in messages ("concat: arrays[2]"), built only when a message needs it.
+struct Name {
+  const char* prefix = "";  // "concat: "
+  const char* base = "";    // "arrays"
+  int index = -1;           // base[index], or base alone when negative
+  std::string str() const {
+    std::string s = std::string(prefix) + base;
+    return index < 0 ? s : s + "[" + std::to_string(index) + "]";
+  }
+};
+inline std::string operator+(const Name& name, const std::string& text) { return name.str() + text; }
+inline std::string operator+(const Name& name, const char* text) { return name.str() + text; }
+
 void bind_descriptors(nb::module_& m);
 void bind_arrays(nb::module_& m);
 
