@@ -103,12 +103,9 @@ struct Call {
 
  private:
   static Place place_of_array(nb::handle array, const Name& what, const Framework& f) {
-    static PyObject* const get_device = PyUnicode_InternFromString("get_device");
-    if (f.torch_types.empty()) return place_of(array, what);
-    PyObject* device = PyObject_CallMethodNoArgs(array.ptr(), get_device);
-    if (device == nullptr) throw nb::python_error();
-    const int index = nb::cast<int>(nb::steal(device));
-    return {index >= 0, index < 0 ? 0 : index};
+    if (!f.torch_types.empty())
+      if (const std::optional<Place> p = torch_place(array)) return *p;
+    return place_of(array, what);
   }
 };
 
@@ -370,7 +367,9 @@ nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed,
   if (input.ndim == 0) invalid("nonzero: x is 0-d; DirectML tensors have at least one dimension (reshape it to (1,))");
   const int64_t m = input.size();
   const int64_t n = columns ? *columns : input.ndim;
-  if (n < 0) invalid("nonzero: columns is " + std::to_string(n) + "; it must be positive");
+  if (n < 1 || n > input.ndim)
+    invalid("nonzero: columns is " + std::to_string(n) + "; coordinates have 1 to x.ndim (" +
+            std::to_string(input.ndim) + ") columns");
 
   nb::object coords, count;
   if (out.is_none()) {
@@ -378,7 +377,7 @@ nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed,
     count = call.empty({1}, dtype);
     coords = transposed ? call.empty({n, m}, dtype) : call.empty({m, n}, dtype);
   } else {
-    const auto pair = nb::cast<nb::sequence>(out);
+    const nb::sequence pair = sequence(out, {call.prefix, "out"});
     if (nb::len(pair) != 2) invalid("nonzero: out must be (coords, count)");
     coords = pair[0];
     count = pair[1];
@@ -442,7 +441,8 @@ std::string join_split_key(char op, const Call& call, uint32_t axis, const Spec&
   return key;
 }
 
-nb::object concat(nb::sequence arrays, int64_t axis, nb::handle out, nb::handle stream) {
+nb::object concat(nb::handle arrays_arg, int64_t axis, nb::handle out, nb::handle stream) {
+  const nb::sequence arrays = sequence(arrays_arg, {"concat: ", "arrays"});
   const size_t count = nb::len(arrays);
   if (count == 0) invalid("concat: arrays is empty; concatenation needs at least one array");
   const Call call("concat: ", arrays[0], "arrays[0]", stream);
@@ -488,17 +488,20 @@ nb::list split(nb::handle x, nb::handle sizes, int64_t axis, nb::handle out, nb:
   const int64_t length = input.shape[a];
 
   std::vector<int64_t> sections;
-  if (PyLong_Check(sizes.ptr())) {
-    const int64_t n = nb::cast<int64_t>(sizes);
+  if (PyIndex_Check(sizes.ptr())) {
+    const int64_t n = integer(sizes, {call.prefix, "sizes"});
     if (n <= 0 || length % n != 0)
       invalid("split: x.shape[" + std::to_string(a) + "] is " + std::to_string(length) + ", which does not split into " +
               std::to_string(n) + " equal sections");
     sections.assign(static_cast<size_t>(n), length / n);
   } else {
     int64_t sum = 0;
-    for (nb::handle s : nb::cast<nb::sequence>(sizes)) {
-      const int64_t v = nb::cast<int64_t>(s);
-      if (v < 0) invalid("split: sizes[" + std::to_string(sections.size()) + "] is " + std::to_string(v) + "; section sizes cannot be negative");
+    for (nb::handle s : sequence(sizes, {call.prefix, "sizes"})) {
+      const Name name{call.prefix, "sizes", int(sections.size())};
+      const int64_t v = integer(s, name);
+      if (v < 0) invalid(name + " is " + std::to_string(v) + "; section sizes cannot be negative");
+      if (v > length)
+        invalid(name + " is " + std::to_string(v) + " but x.shape[" + std::to_string(a) + "] is " + std::to_string(length));
       sections.push_back(v);
       sum += v;
     }
@@ -516,7 +519,7 @@ nb::list split(nb::handle x, nb::handle sizes, int64_t axis, nb::handle out, nb:
       parts.append(call.empty(shape));
     }
   } else {
-    for (nb::handle o : nb::cast<nb::sequence>(out)) parts.append(o);
+    for (nb::handle o : sequence(out, {call.prefix, "out"})) parts.append(o);
     if (parts.size() != sections.size())
       invalid("split: out has " + std::to_string(parts.size()) + " arrays but there are " +
               std::to_string(sections.size()) + " sections");

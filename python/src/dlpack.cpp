@@ -239,15 +239,15 @@ bool borrow_torch(nb::handle tensor, const Name& what, const std::unordered_map<
   static PyObject* const shape = PyUnicode_InternFromString("shape");
   static PyObject* const stride = PyUnicode_InternFromString("stride");
   static PyObject* const data_ptr = PyUnicode_InternFromString("data_ptr");
-  static PyObject* const get_device = PyUnicode_InternFromString("get_device");
   static PyObject* const requires_grad = PyUnicode_InternFromString("requires_grad");
   const auto it = types.find(checked(PyObject_GetAttr(tensor.ptr(), dtype)).ptr());
   if (it == types.end()) return false;
   if (writable && PyObject_IsTrue(checked(PyObject_GetAttr(tensor.ptr(), requires_grad)).ptr()) == 1)
     invalid(what + " requires grad; opendml cannot write into it (pass a tensor that does not, or detach it)");
+  const std::optional<Place> place = torch_place(tensor);
+  if (!place) return false;
+  b.place = *place;
   set_type(b, it->second.code, it->second.bits, it->second.lanes, what);
-  const int device = nb::cast<int>(checked(PyObject_CallMethodNoArgs(tensor.ptr(), get_device)));
-  b.place = {device >= 0, device < 0 ? 0 : device};
   b.data = reinterpret_cast<std::byte*>(nb::cast<uintptr_t>(checked(PyObject_CallMethodNoArgs(tensor.ptr(), data_ptr))));
   const nb::object sizes = checked(PyObject_GetAttr(tensor.ptr(), shape));
   const nb::object strides = checked(PyObject_CallMethodNoArgs(tensor.ptr(), stride));
@@ -259,12 +259,28 @@ bool borrow_torch(nb::handle tensor, const Name& what, const std::unordered_map<
     steps[d] = PyLong_AsLongLong(PyTuple_GET_ITEM(strides.ptr(), d));
   }
   set_layout(b, static_cast<int>(ndim), dims, steps, what);
+  if (b.data == nullptr && b.size() > 0) invalid(what + " has no data (a meta or fake tensor?)");
   return true;
+}
+
+std::optional<Place> torch_place(nb::handle tensor) {
+  static PyObject* const is_cuda = PyUnicode_InternFromString("is_cuda");
+  static PyObject* const is_cpu = PyUnicode_InternFromString("is_cpu");
+  static PyObject* const get_device = PyUnicode_InternFromString("get_device");
+  if (PyObject_IsTrue(checked(PyObject_GetAttr(tensor.ptr(), is_cuda)).ptr()) == 1)
+    return Place{true, nb::cast<int>(checked(PyObject_CallMethodNoArgs(tensor.ptr(), get_device)))};
+  if (PyObject_IsTrue(checked(PyObject_GetAttr(tensor.ptr(), is_cpu)).ptr()) == 1) return Place{false, 0};
+  return std::nullopt;
 }
 
 Place place_of(nb::handle array, const Name& what) {
   if (nb::hasattr(array, "__dlpack_device__")) {
-    const auto device = nb::cast<nb::tuple>(array.attr("__dlpack_device__")());
+    nb::tuple device;
+    try {
+      device = nb::cast<nb::tuple>(array.attr("__dlpack_device__")());
+    } catch (nb::python_error& e) {
+      invalid(what + ": " + python_type_name(array) + ".__dlpack_device__ failed: " + e.what());
+    }
     const int32_t type = nb::cast<int32_t>(device[0]), id = nb::cast<int32_t>(device[1]);
     if (type == kDLCPU || type == kDLCUDAHost) return {false, 0};
     if (type == kDLCUDA || type == kDLCUDAManaged) return {true, id};

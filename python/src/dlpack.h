@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -106,6 +107,8 @@ Borrowed borrow(nb::handle array, const Name& what, Place place, intptr_t stream
 // DLPack's type. False for a dtype outside `types`, which DLPack then reports.
 bool borrow_torch(nb::handle tensor, const Name& what, const std::unordered_map<PyObject*, DLDataType>& types,
                   bool writable, Borrowed& b);
+// A PyTorch tensor's place, or none where it is neither on the CPU nor on CUDA (DLPack tells then).
+std::optional<Place> torch_place(nb::handle tensor);
 
 }  // namespace opendml::python
 
