@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "descriptors.h"
+#include "frameworks.h"
 
 #ifdef OPENDML_WITH_CUDA
 #include <cuda_runtime_api.h>
@@ -38,62 +39,26 @@ const Device& device_for(Place place) {
   return it->second;
 }
 
-// What opendml/_frameworks.py tells about an array type: how to allocate like one of its arrays,
-// and which CUDA stream its library considers current.
-struct Framework {
-  nb::object empty;           // empty(like, shape, dtype name or None) -> array on like's device
-  nb::object current_stream;  // current_stream(like, device index) -> cudaStream_t as an int
-  bool synchronize = false;   // the library cannot order its streams after ours (JAX)
-  std::unordered_map<PyObject*, DLDataType> torch_types;  // PyTorch's: torch.dtype -> DLPack type
-};
-
-// Never destroyed: their Python objects must not be released after the interpreter has finalized.
-const Framework& framework_for(nb::handle array) {
-  static auto* known = new std::unordered_map<PyTypeObject*, Framework>;
-  static auto* framework_of = new nb::object(nb::module_::import_("opendml._frameworks").attr("framework_of"));
-  PyTypeObject* type = Py_TYPE(array.ptr());
-  auto it = known->find(type);
-  if (it == known->end()) {
-    nb::object adapter = (*framework_of)(nb::handle(reinterpret_cast<PyObject*>(type)));
-    Framework f{adapter.attr("empty"), adapter.attr("current_stream"), nb::cast<bool>(adapter.attr("synchronize")), {}};
-    if (nb::hasattr(adapter, "dlpack_types"))
-      for (auto [dtype, t] : nb::cast<nb::dict>(adapter.attr("dlpack_types"))) {
-        const auto code = nb::cast<nb::tuple>(t);
-        f.torch_types[dtype.ptr()] = {nb::cast<uint8_t>(code[0]), nb::cast<uint8_t>(code[1]), 1};
-      }
-    it = known->emplace(type, std::move(f)).first;
-  }
-  return it->second;
-}
-
 // One array-layer call: the device and stream every array of it must share.
 struct Call {
   const char* prefix;  // "concat: ", for messages
   nb::handle like;     // the first array: results are allocated like it
   Place place;
   intptr_t stream = 0;
-  bool handshake;  // stream= was given: every array goes through DLPack's stream handshake
+  bool on_current_stream = true;  // stream is the current stream of the first array's library
   const Framework* framework;
 
   Call(const char* prefix_, nb::handle first, const char* what, nb::handle stream_arg)
-      : prefix(prefix_), like(first), handshake(!stream_arg.is_none()) {
-    framework = &framework_for(first);
-    place = place_of_array(first, {prefix, what}, *framework);
+      : prefix(prefix_), like(first), framework(&framework_for(first)) {
+    place = place_of_array(first, {prefix, what});
+    // The caller's stream: given, or its library's current one, on which no handshake is needed.
+    on_current_stream = stream_arg.is_none();
     if (place.cuda)
-      stream = handshake ? stream_handle(stream_arg) : nb::cast<intptr_t>(framework->current_stream(first, place.id));
+      stream = on_current_stream ? nb::cast<intptr_t>(framework->current_stream(first, place.id)) : stream_handle(stream_arg);
   }
 
   Borrowed take(nb::handle array, const Name& what, bool writable) const {
-    Borrowed b;
-    const Framework& f = framework_for(array);
-    // PyTorch's own accessors where the work runs on its current stream, which needs no handshake.
-    const bool fast = !handshake && !f.torch_types.empty() && borrow_torch(array, what, f.torch_types, writable, b);
-    if (!fast) {
-      b.place = place_of_array(array, what, f);
-      if (b.place == place) b = borrow(array, what, place, stream, writable);
-    }
-    if (!(b.place == place)) invalid(what + " is on " + b.place.name() + " but the other arrays are on " + place.name());
-    return b;
+    return opendml::python::take(array, what, place, stream, on_current_stream, writable);
   }
   nb::object empty(const std::vector<int64_t>& shape, nb::handle dtype = nb::none()) const {
     nb::tuple t = nb::steal<nb::tuple>(PyTuple_New(static_cast<Py_ssize_t>(shape.size())));
@@ -101,12 +66,6 @@ struct Call {
     return framework->empty(like, t, dtype);
   }
 
- private:
-  static Place place_of_array(nb::handle array, const Name& what, const Framework& f) {
-    if (!f.torch_types.empty())
-      if (const std::optional<Place> p = torch_place(array)) return *p;
-    return place_of(array, what);
-  }
 };
 
 std::vector<int64_t> shape_of(const Borrowed& b) { return std::vector<int64_t>(b.shape, b.shape + b.ndim); }

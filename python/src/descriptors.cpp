@@ -1,6 +1,7 @@
 // The descriptor layer: DirectML's vocabulary as the C++ API has it (include/opendml/opendml.hpp),
 // with the same lifecycle and the same messages.
 #include "descriptors.h"
+#include "frameworks.h"
 
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
@@ -43,10 +44,7 @@ odml_buffer_binding region_of(nb::handle obj, const Name& what, const Device& de
     if (t.size() != 2) invalid(what + " is a tuple of " + std::to_string(t.size()) + "; a region is (address, bytes)");
     return {reinterpret_cast<void*>(nb::cast<uintptr_t>(t[0])), nb::cast<uint64_t>(t[1])};
   }
-  const Place place = place_of(obj, what), wanted = place_of(device);
-  if (!(place == wanted))
-    invalid(what + " is on " + place.name() + " but the operator runs on " + device.name());
-  borrowed.push_back(borrow(obj, what, place, stream, false));
+  borrowed.push_back(take(obj, what, place_of(device), stream, false, false));
   const Borrowed& b = borrowed.back();
   return {b.data, b.extent_bytes()};
 }
