@@ -7,6 +7,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <cstring>
 #include <list>
 #include <memory>
@@ -299,20 +300,26 @@ void zero(const Call& call, std::byte* data, uint64_t bytes) {
 #ifdef OPENDML_WITH_CUDA
   const cudaError_t error = cudaMemsetAsync(data, 0, bytes, reinterpret_cast<cudaStream_t>(call.stream));
   if (error != cudaSuccess) throw Error(ODML_STATUS_DEVICE_FAILURE, std::string(call.prefix) + cudaGetErrorString(error));
+#else
+  unsupported(std::string(call.prefix) + "this build of opendml has no CUDA backend");
 #endif
 }
 
 // ---- The operations ----------------------------------------------------------------------------------
 
-uint32_t extensions_for(const std::string& index_dtype, DML_TENSOR_DATA_TYPE* type) {
-  if (index_dtype == "uint32") {
-    *type = DML_TENSOR_DATA_TYPE_UINT32;
-    return 0;
-  }
-  if (index_dtype == "int64" || index_dtype == "uint64") {
-    *type = index_dtype == "int64" ? DML_TENSOR_DATA_TYPE_INT64 : DML_TENSOR_DATA_TYPE_UINT64;
-    return kExtension64BitIndices;
-  }
+// Arrays past DirectML's 32-bit element counts and extents need opendml's 64-bit indices extension.
+bool beyond_32_bits(const Borrowed& b) {
+  return uint64_t(b.size()) > UINT32_MAX || b.extent_bytes() / std::max(b.element_bytes, 1u) > UINT32_MAX;
+}
+bool beyond_32_bits(const std::vector<int64_t>& shape) {
+  uint64_t n = 1;
+  for (int64_t s : shape) n *= uint64_t(s);
+  return n > UINT32_MAX;
+}
+
+bool is_64bit_index(const std::string& index_dtype) {
+  if (index_dtype == "uint32") return false;
+  if (index_dtype == "int64" || index_dtype == "uint64") return true;
   invalid("nonzero: index_dtype is '" + index_dtype + "'; it must be 'uint32', or 'int64' or 'uint64' (opendml's "
           "64-bit indices extension)");
 }
@@ -320,8 +327,7 @@ uint32_t extensions_for(const std::string& index_dtype, DML_TENSOR_DATA_TYPE* ty
 nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed, const std::string& index_dtype,
                   nb::handle out, nb::handle stream) {
   const Call call("nonzero: ", x, "x", stream);
-  DML_TENSOR_DATA_TYPE index_type;
-  const uint32_t extensions = extensions_for(index_dtype, &index_type);
+  const bool wide_index = is_64bit_index(index_dtype);
   const Borrowed input = call.take(x, {call.prefix, "x"}, false);
   if (input.ndim == 0) invalid("nonzero: x is 0-d; DirectML tensors have at least one dimension (reshape it to (1,))");
   const int64_t m = input.size();
@@ -329,6 +335,15 @@ nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed,
   if (n < 1 || n > input.ndim)
     invalid("nonzero: columns is " + std::to_string(n) + "; coordinates have 1 to x.ndim (" +
             std::to_string(input.ndim) + ") columns");
+  uint32_t extensions = 0;
+  if (out.is_none() && wide_index) {
+    check_extensions(kExtension64BitIndices, "nonzero: index_dtype '" + index_dtype + "'");
+    extensions = kExtension64BitIndices;
+  }
+  if (beyond_32_bits(input)) {
+    check_extensions(kExtension64BitIndices, "nonzero: x, past 2^32 - 1 elements,");
+    extensions = kExtension64BitIndices;
+  }
 
   nb::object coords, count;
   if (out.is_none()) {
@@ -342,6 +357,11 @@ nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed,
     count = pair[1];
   }
   const Borrowed c = call.take(coords, {call.prefix, "coords"}, true), k = call.take(count, {call.prefix, "count"}, true);
+  for (const Borrowed* b : {&c, &k})
+    if (b->element_bytes == 8) {  // out= of 64-bit indices
+      check_extensions(kExtension64BitIndices, "nonzero: 64-bit coordinates or count");
+      extensions = kExtension64BitIndices;
+    }
   if (c.ndim != 2)
     invalid("nonzero: coords has " + std::to_string(c.ndim) + " dimensions; it must be 2-D, (x.size, columns)" +
             (transposed ? " transposed" : ""));
@@ -350,8 +370,6 @@ nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed,
     zero(call, k.data, k.element_bytes);
     return nb::make_tuple(coords, count);
   }
-  if (extensions) unsupported("nonzero: index_dtype '" + index_dtype + "' needs the 64-bit indices extension, which this build of opendml does not have yet");
-  (void)index_type;
 
   static const int kTransposed[2] = {1, 0};  // DirectML sees (M, N) through the (N, M) array's strides
   const Spec in = spec_of(input, {call.prefix, "x"});
@@ -362,6 +380,7 @@ nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed,
   thread_local std::string key;
   key.assign("N");
   key.append(reinterpret_cast<const char*>(&call.place), sizeof call.place);
+  key.append(reinterpret_cast<const char*>(&extensions), sizeof extensions);
   for (const Spec* s : std::initializer_list<const Spec*>{&in, &cnt, &crd}) s->append_key(key);
   const auto entry = compiled(key, call, {&in, &cnt, &crd}, extensions, [](std::vector<TensorDesc>& d) {
     return std::make_unique<NonzeroCoordinatesDesc>(d[0], d[1], d[2]);
@@ -391,9 +410,11 @@ void check_pieces(const Call& call, const std::vector<Borrowed>& pieces, const c
   }
 }
 
-std::string join_split_key(char op, const Call& call, uint32_t axis, const Spec& whole, const std::vector<Spec>& pieces) {
+std::string join_split_key(char op, const Call& call, uint32_t axis, uint32_t extensions, const Spec& whole,
+                           const std::vector<Spec>& pieces) {
   std::string key(1, op);
   key.append(reinterpret_cast<const char*>(&call.place), sizeof call.place);
+  key.append(reinterpret_cast<const char*>(&extensions), sizeof extensions);
   key.append(reinterpret_cast<const char*>(&axis), sizeof axis);
   whole.append_key(key);
   for (const Spec& s : pieces) s.append_key(key);
@@ -414,6 +435,10 @@ nb::object concat(nb::handle arrays_arg, int64_t axis, nb::handle out, nb::handl
   std::vector<int64_t> shape = shape_of(in[0]);
   shape[a] = 0;
   for (const Borrowed& b : in) shape[a] += b.ndim == in[0].ndim ? b.shape[a] : 0;
+  uint32_t extensions = 0;
+  for (const Borrowed& b : in) extensions |= beyond_32_bits(b) ? kExtension64BitIndices : 0;
+  if (beyond_32_bits(shape)) extensions = kExtension64BitIndices;
+  check_extensions(extensions, "concat: arrays past 2^32 - 1 elements");  // before allocating the result
   nb::object result = out.is_none() ? call.empty(shape) : nb::borrow(out);
   const Borrowed whole = call.take(result, {call.prefix, "out"}, true);
   if (shape_of(whole) != shape)
@@ -430,7 +455,9 @@ nb::object concat(nb::handle arrays_arg, int64_t axis, nb::handle out, nb::handl
   std::vector<const Spec*> tensors, inputs;
   for (const Spec& s : pieces) tensors.push_back(&s), inputs.push_back(&s);
   tensors.push_back(&w);
-  const auto entry = compiled(join_split_key('J', call, a, w, pieces), call, tensors, 0, [a](std::vector<TensorDesc>& d) {
+  if (beyond_32_bits(whole)) extensions = kExtension64BitIndices;
+  check_extensions(extensions, "concat: arrays past 2^32 - 1 elements");
+  const auto entry = compiled(join_split_key('J', call, a, extensions, w, pieces), call, tensors, extensions, [a](std::vector<TensorDesc>& d) {
     TensorDesc output = d.back();
     d.pop_back();
     return std::make_unique<JoinDesc>(std::move(d), output, a);
@@ -470,6 +497,8 @@ nb::list split(nb::handle x, nb::handle sizes, int64_t axis, nb::handle out, nb:
               std::to_string(length));
   }
 
+  const uint32_t extensions = beyond_32_bits(input) ? kExtension64BitIndices : 0;
+  check_extensions(extensions, "split: x, past 2^32 - 1 elements,");  // before allocating the parts
   nb::list parts;
   if (out.is_none()) {
     std::vector<int64_t> shape = shape_of(input);
@@ -499,7 +528,7 @@ nb::list split(nb::handle x, nb::handle sizes, int64_t axis, nb::handle out, nb:
   const Spec w = spec_of(input, {call.prefix, "x"});
   std::vector<const Spec*> tensors{&w}, outputs;
   for (const Spec& s : pieces) tensors.push_back(&s), outputs.push_back(&s);
-  const auto entry = compiled(join_split_key('S', call, a, w, pieces), call, tensors, 0, [a](std::vector<TensorDesc>& d) {
+  const auto entry = compiled(join_split_key('S', call, a, extensions, w, pieces), call, tensors, extensions, [a](std::vector<TensorDesc>& d) {
     TensorDesc input = d.front();
     return std::make_unique<SplitDesc>(input, std::vector<TensorDesc>(d.begin() + 1, d.end()), a);
   });
@@ -510,10 +539,16 @@ nb::list split(nb::handle x, nb::handle sizes, int64_t axis, nb::handle out, nb:
 }  // namespace
 
 void bind_arrays(nb::module_& m) {
-  m.def("nonzero", &nonzero, "x"_a, "columns"_a = nb::none(), "transposed"_a = false, "index_dtype"_a = "uint32",
-        "out"_a = nb::none(), "stream"_a = nb::none());
-  m.def("concat", &concat, "arrays"_a, "axis"_a = 0, "out"_a = nb::none(), "stream"_a = nb::none());
-  m.def("split", &split, "x"_a, "sizes"_a, "axis"_a = 0, "out"_a = nb::none(), "stream"_a = nb::none());
+  m.def("nonzero", &nonzero, "x"_a, nb::kw_only(), "columns"_a = nb::none(), "transposed"_a = false,
+        "index_dtype"_a = "uint32", "out"_a = nb::none(), "stream"_a = nb::none(),
+        "coords, count = nonzero(x): DirectML's NONZERO_COORDINATES. coords is (x.size, columns) (or "
+        "(columns, x.size) transposed, ONNX Runtime's layout), count one element on x's device; rows past count "
+        "are unspecified. columns: the trailing dimensions to report (default x.ndim). index_dtype: 'uint32', or "
+        "'int64'/'uint64' (opendml's 64-bit indices extension). out: (coords, count) to write into.");
+  m.def("concat", &concat, "arrays"_a, "axis"_a = 0, nb::kw_only(), "out"_a = nb::none(), "stream"_a = nb::none(),
+        "DirectML's JOIN: the arrays joined along axis (negative counts from the end), as the first array's type.");
+  m.def("split", &split, "x"_a, "sizes"_a, "axis"_a = 0, nb::kw_only(), "out"_a = nb::none(), "stream"_a = nb::none(),
+        "DirectML's SPLIT: x cut along axis into sections of the given sizes, or into that many equal sections.");
   m.def("cache_info", [] { return cache().info(); });
   m.def("set_cache_capacity", [](size_t n) { cache().set_capacity(n); }, "capacity"_a);
   m.def("clear_cache", [] { cache().clear(); });

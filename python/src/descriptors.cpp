@@ -98,11 +98,16 @@ void execute(const PyCompiled& c, const std::vector<nb::object>& inputs, const s
 
 }  // namespace
 
-Operator create_operator(const Device& device, const OperatorDesc& desc, uint32_t feature_level, uint32_t extensions) {
+void check_extensions(uint32_t extensions, const std::string& what) {
   if (extensions & ~kExtension64BitIndices)
     invalid("extensions is " + std::to_string(extensions) + "; the only extension is EXTENSION_64BIT_INDICES (1)");
-  if (extensions != 0)
-    unsupported("the 64-bit indices extension (EXTENSION_64BIT_INDICES) is not in this build of opendml yet");
+  if ((extensions & kExtension64BitIndices) && !kHave64BitIndices)
+    unsupported(what + " needs opendml's 64-bit indices extension (EXTENSION_64BIT_INDICES), which this build of "
+                       "opendml does not have yet");
+}
+
+Operator create_operator(const Device& device, const OperatorDesc& desc, uint32_t feature_level, uint32_t extensions) {
+  check_extensions(extensions, "extensions=" + std::to_string(extensions));
   return Operator(device, desc, DML_FEATURE_LEVEL(feature_level));
 }
 

@@ -157,6 +157,8 @@ def test_extensions():
     desc = opendml.JoinDesc([TensorDesc(F32, [2])], TensorDesc(F32, [2]), 0)
     with pytest.raises(opendml.Error, match="extensions is 2"):
         opendml.Operator(opendml.Device(), desc, extensions=2)
+    with pytest.raises(opendml.UnsupportedError, match="64-bit indices extension"):
+        opendml.Operator(opendml.Device(), desc, extensions=opendml.EXTENSION_64BIT_INDICES)
 
 
 def test_devices():
