@@ -55,13 +55,13 @@ struct Call {
     // The caller's stream: given, or its library's current one, on which no handshake is needed.
     on_current_stream = stream_arg.is_none();
     if (place.cuda)
-      stream = on_current_stream ? nb::cast<intptr_t>(framework->current_stream(first, place.id)) : stream_handle(stream_arg);
+      stream = on_current_stream ? framework->current_stream(first, place.id) : stream_handle(stream_arg);
   }
 
   Borrowed take(nb::handle array, const Name& what, bool writable) const {
     return opendml::python::take(array, what, place, stream, on_current_stream, writable);
   }
-  nb::object empty(const std::vector<int64_t>& shape, nb::handle dtype = nb::none()) const {
+  nb::object empty(const std::vector<int64_t>& shape, const char* dtype = nullptr) const {
     nb::tuple t = nb::steal<nb::tuple>(PyTuple_New(static_cast<Py_ssize_t>(shape.size())));
     for (size_t i = 0; i < shape.size(); ++i) PyTuple_SET_ITEM(t.ptr(), i, PyLong_FromLongLong(shape[i]));
     return framework->empty(like, t, dtype);
@@ -272,7 +272,7 @@ void execute(const Entry& e, const Call& call, const std::vector<const Spec*>& i
   nb::object temporary_array;
   odml_buffer_binding temporary{};
   if (e.temporary_bytes) {
-    temporary_array = call.empty({static_cast<int64_t>(e.temporary_bytes + 256)}, nb::str("uint8"));
+    temporary_array = call.empty({static_cast<int64_t>(e.temporary_bytes + 256)}, "uint8");
     const Borrowed t = call.take(temporary_array, {call.prefix, "the temporary region"}, true);
     const auto address = (reinterpret_cast<uintptr_t>(t.data) + 255) & ~uintptr_t{255};
     temporary = {reinterpret_cast<void*>(address), e.temporary_bytes};
@@ -347,7 +347,7 @@ nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed,
 
   nb::object coords, count;
   if (out.is_none()) {
-    const nb::str dtype(index_dtype.c_str());
+    const char* dtype = index_dtype.c_str();
     count = call.empty({1}, dtype);
     coords = transposed ? call.empty({n, m}, dtype) : call.empty({m, n}, dtype);
   } else {
