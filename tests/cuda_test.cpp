@@ -6,6 +6,9 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -36,8 +39,11 @@ struct CudaBuffer {
   void* data = nullptr;
   uint64_t size;
   odml_buffer_binding binding() const { return {data, size}; }
+  // Waits for the copy to land: from pageable memory cudaMemcpy may return before its DMA ends,
+  // and work on a non-blocking stream does not wait for it.
   void upload(const Bytes& b) const {
     ASSERT_EQ(cudaMemcpy(data, b.data(), b.size(), cudaMemcpyHostToDevice), cudaSuccess);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   }
   Bytes download(uint64_t n) const {
     Bytes b(n);
@@ -203,7 +209,7 @@ TEST_F(DeviceCuda, GraphCaptureAndReplay) {
   for (const Case& c : capture_cases()) {
     SCOPED_TRACE(c.name);
     const Compiled op(*c.desc, c.inputs, c.outputs);
-    EXPECT_EQ(op.implementation(), c.implementation);
+    if (std::getenv("OPENDML_IMPLEMENTATION") == nullptr) EXPECT_EQ(op.implementation(), c.implementation);
     const Regions r(op);
     cudaGraph_t graph;
     cudaGraphExec_t exec;
