@@ -230,7 +230,7 @@ std::shared_ptr<Entry> compiled(const std::string& key, const Call& call, const 
   const auto desc = make_desc(descs);
   std::optional<Operator> op;
   try {
-    op.emplace(create_operator(device, *desc, 0, extensions));
+    op.emplace(device, *desc, DML_FEATURE_LEVEL(0), extensions);
   } catch (const Error& e) {
     // An array whose type or rank no DirectML feature level takes (NONZERO on float64, say) is a
     // valid request that opendml cannot carry out; the library's support check names it so.
@@ -307,14 +307,10 @@ void zero(const Call& call, std::byte* data, uint64_t bytes) {
 
 // ---- The operations ----------------------------------------------------------------------------------
 
-// Arrays past DirectML's 32-bit element counts and extents need opendml's 64-bit indices extension.
+// Arrays past DirectML's 32-bit element counts and extents need opendml's 64-bit indices extension,
+// which the array layer asks for wherever the arrays need it.
 bool beyond_32_bits(const Borrowed& b) {
   return uint64_t(b.size()) > UINT32_MAX || b.extent_bytes() / std::max(b.element_bytes, 1u) > UINT32_MAX;
-}
-bool beyond_32_bits(const std::vector<int64_t>& shape) {
-  uint64_t n = 1;
-  for (int64_t s : shape) n *= uint64_t(s);
-  return n > UINT32_MAX;
 }
 
 bool is_64bit_index(const std::string& index_dtype) {
@@ -322,6 +318,37 @@ bool is_64bit_index(const std::string& index_dtype) {
   if (index_dtype == "int64" || index_dtype == "uint64") return true;
   invalid("nonzero: index_dtype is '" + index_dtype + "'; it must be 'uint32', or 'int64' or 'uint64' (opendml's "
           "64-bit indices extension)");
+}
+
+// The coordinates as DirectML's (M, N), through the strides of the (N, M) array when transposed.
+// Past 2^32 - 1 rows, which one 32-bit size cannot hold, the rows go as two dimensions (the 64-bit
+// indices extension allows row dimensions that multiply to M while the rows stay evenly spaced):
+// the sizes of a prefix and of the rest of x's shape.
+Spec coords_spec(const Borrowed& c, bool transposed, const Borrowed& x, const Name& what) {
+  static const int kTransposed[2] = {1, 0};
+  const int row = transposed ? 1 : 0, column = 1 - row;
+  if (uint64_t(c.shape[row]) <= UINT32_MAX) return spec_of(c, what, transposed ? kTransposed : nullptr);
+  if (c.shape[row] != x.size())
+    invalid(what + " has " + std::to_string(c.shape[row]) + " rows but x has " + std::to_string(x.size()) + " elements");
+  for (int split = 1; split < x.ndim; ++split) {
+    int64_t outer = 1;
+    for (int d = 0; d < split; ++d) outer *= x.shape[d];
+    const int64_t inner = x.size() / outer;
+    if (uint64_t(outer) > UINT32_MAX || uint64_t(inner) > UINT32_MAX ||
+        uint64_t(inner) * uint64_t(c.strides[row]) > UINT32_MAX)
+      continue;
+    Borrowed rows;  // the same memory, described with the rows in two dimensions
+    rows.data = c.data;
+    rows.type = c.type;
+    rows.element_bytes = c.element_bytes;
+    rows.ndim = 3;
+    const int64_t shape[3] = {outer, inner, c.shape[column]}, strides[3] = {inner * c.strides[row], c.strides[row], c.strides[column]};
+    std::copy(shape, shape + 3, rows.shape);
+    std::copy(strides, strides + 3, rows.strides);
+    return spec_of(rows, what);
+  }
+  unsupported(what + ": the " + std::to_string(c.shape[row]) + " rows of x's coordinates cannot be laid out with DirectML's "
+              "32-bit sizes and strides (split x's shape differently, or do not transpose)");
 }
 
 nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed, const std::string& index_dtype,
@@ -335,15 +362,11 @@ nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed,
   if (n < 1 || n > input.ndim)
     invalid("nonzero: columns is " + std::to_string(n) + "; coordinates have 1 to x.ndim (" +
             std::to_string(input.ndim) + ") columns");
-  uint32_t extensions = 0;
-  if (out.is_none() && wide_index) {
-    check_extensions(kExtension64BitIndices, "nonzero: index_dtype '" + index_dtype + "'");
-    extensions = kExtension64BitIndices;
-  }
-  if (beyond_32_bits(input)) {
-    check_extensions(kExtension64BitIndices, "nonzero: x, past 2^32 - 1 elements,");
-    extensions = kExtension64BitIndices;
-  }
+  uint32_t extensions = wide_index || beyond_32_bits(input) ? ODML_EXTENSION_64BIT_INDICES : 0;
+  // Checked before allocating coordinates for so many rows.
+  if (out.is_none() && !wide_index && uint64_t(m) > UINT32_MAX)
+    invalid("nonzero: x has " + std::to_string(m) + " elements, past 2^32 - 1, so its count needs 64 bits: pass "
+            "index_dtype='int64' or 'uint64'");
 
   nb::object coords, count;
   if (out.is_none()) {
@@ -358,10 +381,7 @@ nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed,
   }
   const Borrowed c = call.take(coords, {call.prefix, "coords"}, true), k = call.take(count, {call.prefix, "count"}, true);
   for (const Borrowed* b : {&c, &k})
-    if (b->element_bytes == 8) {  // out= of 64-bit indices
-      check_extensions(kExtension64BitIndices, "nonzero: 64-bit coordinates or count");
-      extensions = kExtension64BitIndices;
-    }
+    if (b->element_bytes == 8) extensions = ODML_EXTENSION_64BIT_INDICES;  // out= of 64-bit indices
   if (c.ndim != 2)
     invalid("nonzero: coords has " + std::to_string(c.ndim) + " dimensions; it must be 2-D, (x.size, columns)" +
             (transposed ? " transposed" : ""));
@@ -371,11 +391,10 @@ nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed,
     return nb::make_tuple(coords, count);
   }
 
-  static const int kTransposed[2] = {1, 0};  // DirectML sees (M, N) through the (N, M) array's strides
   const Spec in = spec_of(input, {call.prefix, "x"});
   Spec cnt = spec_of(k, {call.prefix, "count"});
   if (cnt.rank == 0) cnt.rank = 1, cnt.sizes[0] = 1;  // a 0-d count is one element
-  const Spec crd = spec_of(c, {call.prefix, "coords"}, transposed ? kTransposed : nullptr);
+  const Spec crd = coords_spec(c, transposed, input, {call.prefix, "coords"});
 
   thread_local std::string key;
   key.assign("N");
@@ -435,10 +454,6 @@ nb::object concat(nb::handle arrays_arg, int64_t axis, nb::handle out, nb::handl
   std::vector<int64_t> shape = shape_of(in[0]);
   shape[a] = 0;
   for (const Borrowed& b : in) shape[a] += b.ndim == in[0].ndim ? b.shape[a] : 0;
-  uint32_t extensions = 0;
-  for (const Borrowed& b : in) extensions |= beyond_32_bits(b) ? kExtension64BitIndices : 0;
-  if (beyond_32_bits(shape)) extensions = kExtension64BitIndices;
-  check_extensions(extensions, "concat: arrays past 2^32 - 1 elements");  // before allocating the result
   nb::object result = out.is_none() ? call.empty(shape) : nb::borrow(out);
   const Borrowed whole = call.take(result, {call.prefix, "out"}, true);
   if (shape_of(whole) != shape)
@@ -455,8 +470,8 @@ nb::object concat(nb::handle arrays_arg, int64_t axis, nb::handle out, nb::handl
   std::vector<const Spec*> tensors, inputs;
   for (const Spec& s : pieces) tensors.push_back(&s), inputs.push_back(&s);
   tensors.push_back(&w);
-  if (beyond_32_bits(whole)) extensions = kExtension64BitIndices;
-  check_extensions(extensions, "concat: arrays past 2^32 - 1 elements");
+  uint32_t extensions = beyond_32_bits(whole) ? ODML_EXTENSION_64BIT_INDICES : 0;
+  for (const Borrowed& b : in) extensions |= beyond_32_bits(b) ? ODML_EXTENSION_64BIT_INDICES : 0;
   const auto entry = compiled(join_split_key('J', call, a, extensions, w, pieces), call, tensors, extensions, [a](std::vector<TensorDesc>& d) {
     TensorDesc output = d.back();
     d.pop_back();
@@ -497,8 +512,7 @@ nb::list split(nb::handle x, nb::handle sizes, int64_t axis, nb::handle out, nb:
               std::to_string(length));
   }
 
-  const uint32_t extensions = beyond_32_bits(input) ? kExtension64BitIndices : 0;
-  check_extensions(extensions, "split: x, past 2^32 - 1 elements,");  // before allocating the parts
+  const uint32_t extensions = beyond_32_bits(input) ? ODML_EXTENSION_64BIT_INDICES : 0;
   nb::list parts;
   if (out.is_none()) {
     std::vector<int64_t> shape = shape_of(input);
