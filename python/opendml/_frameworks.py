@@ -29,17 +29,14 @@ class _Torch:
 
     def __init__(self):
         import torch
+        import torch.utils.dlpack
 
         self._torch = torch
-        # The extension allocates, finds the stream and reads tensors itself, through PyTorch's own
-        # functions (python/src/frameworks.h): these are the tables it uses, and the function.
+        # The extension allocates, finds the stream and borrows tensors itself, through PyTorch's own
+        # functions (python/src/frameworks.h): these.
         self.dtypes = {name: getattr(torch, name) for name in ("uint32", "int64", "uint64", "uint8")}
         self.raw_current_stream = torch._C._cuda_getCurrentRawStream if torch.cuda.is_available() else None
-        self.dlpack_types = {torch.bool: (6, 8), torch.bfloat16: (4, 16)}
-        for code, names in ((0, ("int8", "int16", "int32", "int64")), (1, ("uint8", "uint16", "uint32", "uint64")),
-                            (2, ("float16", "float32", "float64"))):
-            for name in names:
-                self.dlpack_types[getattr(torch, name)] = (code, getattr(torch, name).itemsize * 8)
+        self.to_dlpack = torch.utils.dlpack.to_dlpack
 
     def empty(self, like, shape, dtype):
         return like.new_empty(shape, dtype=like.dtype if dtype is None else self.dtypes[dtype])

@@ -233,33 +233,6 @@ nb::object checked(PyObject* result) {
   return nb::steal(result);
 }
 
-bool borrow_torch(nb::handle tensor, const Name& what, const std::unordered_map<PyObject*, DLDataType>& types,
-                  bool writable, Borrowed& b) {
-  static PyObject* const dtype = PyUnicode_InternFromString("dtype");
-  static PyObject* const shape = PyUnicode_InternFromString("shape");
-  static PyObject* const stride = PyUnicode_InternFromString("stride");
-  static PyObject* const data_ptr = PyUnicode_InternFromString("data_ptr");
-  static PyObject* const requires_grad = PyUnicode_InternFromString("requires_grad");
-  const auto it = types.find(checked(PyObject_GetAttr(tensor.ptr(), dtype)).ptr());
-  if (it == types.end()) return false;
-  if (writable && PyObject_IsTrue(checked(PyObject_GetAttr(tensor.ptr(), requires_grad)).ptr()) == 1)
-    invalid(what + " requires grad; opendml cannot write into it (pass a tensor that does not, or detach it)");
-  set_type(b, it->second.code, it->second.bits, it->second.lanes, what);
-  b.data = reinterpret_cast<std::byte*>(nb::cast<uintptr_t>(checked(PyObject_CallMethodNoArgs(tensor.ptr(), data_ptr))));
-  const nb::object sizes = checked(PyObject_GetAttr(tensor.ptr(), shape));
-  const nb::object strides = checked(PyObject_CallMethodNoArgs(tensor.ptr(), stride));
-  const Py_ssize_t ndim = PyTuple_GET_SIZE(sizes.ptr());
-  if (ndim > kMaxDims) invalid(what + " has " + std::to_string(ndim) + " dimensions; DirectML tensors have at most 8");
-  int64_t dims[kMaxDims], steps[kMaxDims];
-  for (Py_ssize_t d = 0; d < ndim; ++d) {
-    dims[d] = PyLong_AsLongLong(PyTuple_GET_ITEM(sizes.ptr(), d));
-    steps[d] = PyLong_AsLongLong(PyTuple_GET_ITEM(strides.ptr(), d));
-  }
-  set_layout(b, static_cast<int>(ndim), dims, steps, what);
-  if (b.data == nullptr && b.size() > 0) invalid(what + " has no data (a meta or fake tensor?)");
-  return true;
-}
-
 std::optional<Place> torch_place(nb::handle tensor) {
   static PyObject* const is_cuda = PyUnicode_InternFromString("is_cuda");
   static PyObject* const is_cpu = PyUnicode_InternFromString("is_cpu");
@@ -292,20 +265,7 @@ Place place_of(nb::handle array, const Name& what) {
           "(NumPy, PyTorch, CuPy, JAX, ...)");
 }
 
-Borrowed borrow(nb::handle array, const Name& what, Place place, intptr_t stream, bool writable) {
-  Borrowed b;
-  b.place = place;
-  if (!nb::hasattr(array, "__dlpack__")) {
-    borrow_cuda_array_interface(b, array, what, stream, writable);
-    return b;
-  }
-  nb::object capsule;
-  try {
-    capsule = call_dlpack(array, place, stream);
-  } catch (nb::python_error& e) {
-    // NumPy refuses to export a read-only array through unversioned DLPack, for instance.
-    invalid(what + ": " + python_type_name(array) + ".__dlpack__ failed: " + e.what());
-  }
+void borrow_capsule(nb::handle capsule, const Name& what, bool writable, Borrowed& b) {
   PyObject* cap = capsule.ptr();
   DLTensor* t = nullptr;
   uint64_t flags = 0;
@@ -329,14 +289,36 @@ Borrowed borrow(nb::handle array, const Name& what, Place place, intptr_t stream
     };
     t = &m->dl_tensor;
   } else {
-    invalid(what + ": " + python_type_name(array) + ".__dlpack__ returned something other than a DLPack capsule");
+    invalid(what + ": its producer returned something other than a DLPack capsule");
   }
   if (writable && (flags & kDLFlagReadOnly)) invalid(what + " is read-only");
   if (writable && (flags & kDLFlagIsCopied))
     invalid(what + " came through DLPack as a copy, so results written to it would be lost");
+  const int32_t type = t->device.device_type;
+  if (type != kDLCPU && type != kDLCUDAHost && type != kDLCUDA && type != kDLCUDAManaged)
+    unsupported(what + " is on DLPack device type " + std::to_string(type) + "; opendml runs on the CPU and CUDA");
+  b.place = {type == kDLCUDA || type == kDLCUDAManaged, type == kDLCUDA || type == kDLCUDAManaged ? t->device.device_id : 0};
   b.data = static_cast<std::byte*>(t->data) + t->byte_offset;
   set_type(b, t->dtype.code, t->dtype.bits, t->dtype.lanes, what);
   set_layout(b, t->ndim, t->shape, t->strides, what);
+}
+
+Borrowed borrow(nb::handle array, const Name& what, Place place, intptr_t stream, bool writable) {
+  Borrowed b;
+  b.place = place;
+  if (!nb::hasattr(array, "__dlpack__")) {
+    borrow_cuda_array_interface(b, array, what, stream, writable);
+    return b;
+  }
+  nb::object capsule;
+  try {
+    capsule = call_dlpack(array, place, stream);
+  } catch (nb::python_error& e) {
+    // NumPy refuses to export a read-only array through unversioned DLPack, for instance.
+    invalid(what + ": " + python_type_name(array) + ".__dlpack__ failed: " + e.what());
+  }
+  borrow_capsule(capsule, what, writable, b);
+  if (!(b.place == place)) invalid(what + ": its DLPack capsule is on " + b.place.name() + ", not " + place.name());
   return b;
 }
 

@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <unordered_map>
 
 #include "common.h"
 
@@ -87,7 +86,7 @@ class Borrowed {
 
  private:
   friend Borrowed borrow(nb::handle, const Name&, Place, intptr_t, bool);
-  friend bool borrow_torch(nb::handle, const Name&, const std::unordered_map<PyObject*, DLDataType>&, bool, Borrowed&);
+  friend void borrow_capsule(nb::handle, const Name&, bool, Borrowed&);
   void release();
   void* managed_ = nullptr;
   void (*release_)(void*) = nullptr;
@@ -101,13 +100,9 @@ Place place_of(nb::handle array, const Name& what);
 // A `writable` array must not come back read-only or copied.
 Borrowed borrow(nb::handle array, const Name& what, Place place, intptr_t stream, bool writable);
 
-// A PyTorch tensor, read through its own accessors (data_ptr, shape, stride, dtype, get_device),
-// several times faster than its __dlpack__, which PyTorch writes in Python. For calls that need no
-// stream handshake: the work runs on PyTorch's current stream. `types` maps each torch.dtype to
-// DLPack's type. False for a dtype outside `types`, which DLPack then reports. The caller has set
-// b.place from torch_place.
-bool borrow_torch(nb::handle tensor, const Name& what, const std::unordered_map<PyObject*, DLDataType>& types,
-                  bool writable, Borrowed& b);
+// Takes over a DLPack capsule (legacy or versioned) that a producer made, filling b with its
+// memory, place, type and layout; b releases the capsule's tensor when it goes.
+void borrow_capsule(nb::handle capsule, const Name& what, bool writable, Borrowed& b);
 // A PyTorch tensor's place, or none where it is neither on the CPU nor on CUDA (DLPack tells then).
 std::optional<Place> torch_place(nb::handle tensor);
 

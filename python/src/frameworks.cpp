@@ -14,11 +14,8 @@ const Framework& framework_for(nb::handle array) {
     Framework f;
     f.adapter = (*framework_of)(nb::handle(reinterpret_cast<PyObject*>(type)));
     f.synchronize = nb::cast<bool>(f.adapter.attr("synchronize"));
-    if (nb::hasattr(f.adapter, "dlpack_types")) {
-      for (auto [dtype, t] : nb::cast<nb::dict>(f.adapter.attr("dlpack_types"))) {
-        const auto code = nb::cast<nb::tuple>(t);
-        f.torch_types[dtype.ptr()] = {nb::cast<uint8_t>(code[0]), nb::cast<uint8_t>(code[1]), 1};
-      }
+    if (nb::hasattr(f.adapter, "to_dlpack")) {
+      f.torch_to_dlpack = f.adapter.attr("to_dlpack");
       for (auto [name, dtype] : nb::cast<nb::dict>(f.adapter.attr("dtypes")))
         f.torch_dtypes[nb::cast<std::string>(name)] = nb::borrow(dtype);
       if (!f.adapter.attr("raw_current_stream").is_none()) f.torch_raw_stream = f.adapter.attr("raw_current_stream");
@@ -29,7 +26,7 @@ const Framework& framework_for(nb::handle array) {
 }
 
 nb::object Framework::empty(nb::handle like, nb::handle shape, const char* dtype) const {
-  if (torch_types.empty()) return adapter.attr("empty")(like, shape, dtype ? nb::object(nb::str(dtype)) : nb::none());
+  if (!torch_to_dlpack.is_valid()) return adapter.attr("empty")(like, shape, dtype ? nb::object(nb::str(dtype)) : nb::none());
   // like.new_empty(shape[, dtype=...])
   static PyObject* const new_empty = PyUnicode_InternFromString("new_empty");
   static PyObject* const kw_dtype = nb::make_tuple("dtype").release().ptr();
@@ -52,21 +49,28 @@ intptr_t Framework::current_stream(nb::handle like, int device) const {
 }
 
 Place place_of_array(nb::handle array, const Name& what) {
-  if (!framework_for(array).torch_types.empty())
+  if (framework_for(array).torch_to_dlpack.is_valid())
     if (const std::optional<Place> p = torch_place(array)) return *p;
   return place_of(array, what);
 }
 
 Borrowed take(nb::handle array, const Name& what, Place place, intptr_t stream, bool on_current_stream, bool writable) {
   const Framework& f = framework_for(array);
-  const std::optional<Place> torch = f.torch_types.empty() ? std::nullopt : torch_place(array);
-  const Place p = torch ? *torch : place_of(array, what);
-  if (!(p == place)) invalid(what + " is on " + p.name() + " but the work runs on " + place.name());
-  Borrowed b;
-  if (torch && (!place.cuda || on_current_stream || f.current_stream(array, place.id) == stream)) {
-    b.place = place;
-    if (borrow_torch(array, what, f.torch_types, writable, b)) return b;
+  if (f.torch_to_dlpack.is_valid() && (!place.cuda || on_current_stream || f.current_stream(array, place.id) == stream)) {
+    Borrowed b;
+    PyObject* capsule = PyObject_CallOneArg(f.torch_to_dlpack.ptr(), array.ptr());
+    if (capsule == nullptr) {
+      const nb::python_error e;
+      invalid(what + ": torch.utils.dlpack.to_dlpack failed: " + e.what());
+    }
+    borrow_capsule(nb::steal(capsule), what, writable, b);
+    if (!(b.place == place)) invalid(what + " is on " + b.place.name() + " but the work runs on " + place.name());
+    if (writable && nb::cast<bool>(array.attr("requires_grad")))
+      invalid(what + " requires grad; opendml cannot write into it (pass a tensor that does not, or detach it)");
+    return b;
   }
+  const Place p = place_of_array(array, what);
+  if (!(p == place)) invalid(what + " is on " + p.name() + " but the work runs on " + place.name());
   return borrow(array, what, place, stream, writable);
 }
 

@@ -11,10 +11,10 @@ namespace opendml::python {
 struct Framework {
   nb::object adapter;
   bool synchronize = false;  // the library cannot order its streams after ours (JAX)
-  // PyTorch's, used directly from here rather than through the adapter's Python code, since every
-  // call takes this path: torch.dtype -> DLPack type, dtype names -> torch.dtype, and
-  // torch._C._cuda_getCurrentRawStream.
-  std::unordered_map<PyObject*, DLDataType> torch_types;
+  // PyTorch's, called from here rather than through the adapter's Python code, since every call
+  // takes this path: torch.utils.dlpack.to_dlpack (a C function, where Tensor.__dlpack__ is Python),
+  // dtype names -> torch.dtype, and torch._C._cuda_getCurrentRawStream.
+  nb::object torch_to_dlpack;
   std::unordered_map<std::string, nb::object> torch_dtypes;
   nb::object torch_raw_stream;
 
@@ -31,9 +31,9 @@ const Framework& framework_for(nb::handle array);
 Place place_of_array(nb::handle array, const Name& what);
 
 // Borrows `array` for work at `place` on `stream`, or raises naming `what` if it lives elsewhere.
-// PyTorch tensors go through their own accessors when `stream` is PyTorch's current stream (which
-// `on_current_stream` says, or PyTorch is asked), where DLPack's handshake would have nothing to do;
-// everything else goes through DLPack and its handshake.
+// PyTorch tensors go through to_dlpack, without the handshake, when `stream` is PyTorch's current
+// stream (which `on_current_stream` says, or PyTorch is asked), where the handshake would have
+// nothing to do; everything else goes through __dlpack__ and its handshake.
 Borrowed take(nb::handle array, const Name& what, Place place, intptr_t stream, bool on_current_stream, bool writable);
 
 }  // namespace opendml::python
