@@ -13,12 +13,12 @@
 namespace opendml::internal {
 
 inline constexpr uint32_t kMaxRank = DML_TENSOR_DIMENSION_COUNT_MAX1;
-// Element counts and physical extents are at most this (SPEC.md section 2, rule 7).
+// Element counts and physical extents are at most this (docs/contract.md section 2, rule 7).
 inline constexpr uint64_t kMaxElements = 0xFFFFFFFFull;
 
 using Dims = std::array<uint64_t, kMaxRank>;
 
-// A DML_BUFFER_TENSOR_DESC that passed every rule of SPEC.md section 2.
+// A DML_BUFFER_TENSOR_DESC that passed every rule of docs/contract.md section 2.
 struct Tensor {
   DML_TENSOR_DATA_TYPE data_type = DML_TENSOR_DATA_TYPE_UNKNOWN;
   bool owned_by_dml = false;
@@ -34,7 +34,7 @@ struct Tensor {
 enum class Role { kInput, kOutput };
 
 // Reads and validates desc. `where` names the tensor in messages, e.g. "JOIN: InputTensors[2]".
-// Post: the returned tensor satisfies rules 1-7 of SPEC.md section 2 for `role`.
+// Post: the returned tensor satisfies rules 1-7 of docs/contract.md section 2 for `role`.
 Result<Tensor> read_tensor(const DML_TENSOR_DESC* desc, Role role, std::string_view where);
 
 // The element strides of a packed row-major tensor of `rank` dimensions.
