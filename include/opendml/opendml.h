@@ -139,7 +139,8 @@ OPENDML_API odml_status odml_compiled_operator_initialize(odml_compiled_operator
 OPENDML_API odml_status odml_compiled_operator_execute(odml_compiled_operator compiled, const odml_bindings* bindings,
                                                        void* stream);
 
-/* The implementation that compile chose, such as "cpu.strided_copy" or "cuda.rows". */
+/* The implementation that compile chose: "cpu.copy" or "cpu.nonzero" on the CPU, "cuda.slices",
+ * "cuda.copy" or "cuda.nonzero" on a CUDA device. */
 OPENDML_API const char* odml_compiled_operator_implementation(odml_compiled_operator compiled);
 
 #ifdef __cplusplus
