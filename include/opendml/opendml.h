@@ -47,6 +47,17 @@ OPENDML_API const char* odml_status_name(odml_status status);
  * the thread's next opendml call. */
 OPENDML_API const char* odml_last_error_message(void);
 
+/* ---- DirectML's enums by name ---------------------------------------------------------------- */
+
+/* A data type's name as DirectML.h spells it without the DML_TENSOR_DATA_TYPE_ prefix ("FLOAT32"),
+ * or null for a value that is no data type (DML_TENSOR_DATA_TYPE_UNKNOWN included). */
+OPENDML_API const char* odml_data_type_name(DML_TENSOR_DATA_TYPE type);
+/* Bits per element (4 for UINT4 and INT4), or 0 for a value that is no data type. */
+OPENDML_API uint32_t odml_data_type_bits(DML_TENSOR_DATA_TYPE type);
+/* A feature level's name without the DML_FEATURE_LEVEL_ prefix ("6_4"), or null for a value that
+ * is no DML_FEATURE_LEVEL. */
+OPENDML_API const char* odml_feature_level_name(DML_FEATURE_LEVEL level);
+
 /* ---- Devices ---------------------------------------------------------------------------------- */
 
 typedef struct odml_device_s* odml_device;
