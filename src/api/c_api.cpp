@@ -3,7 +3,12 @@
 #include <new>
 #include <string>
 
+#include <array>
+#include <iterator>
+
 #include "api/compiled_operator.h"
+#include "core/data_type.h"
+#include "core/feature_level.h"
 #include "backends/device.h"
 #include "opendml/opendml.h"
 
@@ -63,6 +68,28 @@ const char* odml_status_name(odml_status status) {
 }
 
 const char* odml_last_error_message(void) { return last_error.c_str(); }
+
+const char* odml_data_type_name(DML_TENSOR_DATA_TYPE type) {
+  const auto* info = opendml::internal::data_type_info(type);
+  return info ? info->name.data() : nullptr;  // the table's names are literals: terminated
+}
+
+uint32_t odml_data_type_bits(DML_TENSOR_DATA_TYPE type) {
+  const auto* info = opendml::internal::data_type_info(type);
+  return info ? info->bits : 0;
+}
+
+const char* odml_feature_level_name(DML_FEATURE_LEVEL level) {
+  using opendml::internal::kFeatureLevels;
+  static const auto names = [] {
+    std::array<std::string, std::size(kFeatureLevels)> n;
+    for (size_t i = 0; i < n.size(); ++i) n[i] = opendml::internal::feature_level_name(kFeatureLevels[i]);
+    return n;
+  }();
+  for (size_t i = 0; i < names.size(); ++i)
+    if (kFeatureLevels[i] == level) return names[i].c_str();
+  return nullptr;
+}
 
 odml_status odml_device_create(const char* name, odml_device* device) {
   return record([&]() -> Status {
