@@ -407,12 +407,6 @@ nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed,
   return nb::make_tuple(coords, count);
 }
 
-std::string type_name(DML_TENSOR_DATA_TYPE type) {
-  static const char* const names[] = {"UNKNOWN", "FLOAT32", "FLOAT16", "UINT32", "UINT16", "UINT8", "INT32",
-                                      "INT16",   "INT8",    "FLOAT64", "UINT64", "INT64",  "UINT4", "INT4"};
-  return type >= 0 && type <= DML_TENSOR_DATA_TYPE_INT4 ? names[type] : std::to_string(int(type));
-}
-
 // The shape every piece must have but along axis; names the first piece that differs.
 void check_pieces(const Call& call, const std::vector<Borrowed>& pieces, const char* name, const Borrowed& whole,
                   uint32_t axis) {
@@ -422,8 +416,8 @@ void check_pieces(const Call& call, const std::vector<Borrowed>& pieces, const c
     for (int d = 0; same && d < p.ndim; ++d) same = d == int(axis) || p.shape[d] == whole.shape[d];
     if (!same)
       invalid(Name{call.prefix, name, int(i)} + " has shape " + shape_string(shape_of(p)) +
-              " and DirectML type " + type_name(p.type) + " but the whole has shape " +
-              shape_string(shape_of(whole)) + " and type " + type_name(whole.type) +
+              " and DirectML type " + odml_data_type_name(p.type) + " but the whole has shape " +
+              shape_string(shape_of(whole)) + " and type " + odml_data_type_name(whole.type) +
               "; every dimension other than axis " + std::to_string(axis) + " and the type must match");
   }
 }
