@@ -7,8 +7,9 @@ For each case it measures, per call:
           the number of calls (for torch.nonzero, which waits for the host each call, this is the
           end-to-end time per call).
 Methods: opendml's array layer (opendml.nonzero / concat), its descriptor layer (a compiled
-operator's execute, the C++ execute under a thin binding), and torch.nonzero, torch.nonzero_static
-and torch.cat on the same tensors. Creation and compilation stay out of the timed loops.
+operator's execute, the C++ execute under a thin binding), PyTorch's custom operators
+(opendml.torch, where the checkout has them), and torch.nonzero, torch.nonzero_static and
+torch.cat on the same tensors. Creation and compilation stay out of the timed loops.
 
   python bench/python/bench_python.py                 # the GPU, sizes 2^10 .. 2^26, a table
   python bench/python/bench_python.py --json out.json # also every row as JSON
@@ -24,6 +25,11 @@ import time
 import torch
 
 import opendml
+
+try:  # PyTorch's custom operators (opendml.torch), where this checkout has them
+    import opendml.torch as opendml_torch
+except ImportError:
+    opendml_torch = None
 
 
 def parse():
@@ -108,18 +114,24 @@ def cases(args):
         n = 1 << log2
         x = (torch.rand(n, generator=g) < args.density).float().to(dev)
         k = int(torch.count_nonzero(x))
-        yield "nonzero", n, {
+        methods = {
             "opendml.nonzero": lambda x=x: opendml.nonzero(x),
             "descriptor execute": descriptor_nonzero(x, odml_device),
             "torch.nonzero": lambda x=x: torch.nonzero(x),
             "torch.nonzero_static": lambda x=x, k=k: torch.nonzero_static(x, size=k),
         }
+        if opendml_torch:
+            methods["opendml.torch.nonzero"] = lambda x=x: opendml_torch.nonzero(x)
+        yield "nonzero", n, methods
         a, b = torch.rand(n // 2, generator=g).to(dev), torch.rand(n // 2, generator=g).to(dev)
-        yield "concat 2", n, {
+        methods = {
             "opendml.concat": lambda a=a, b=b: opendml.concat([a, b]),
             "descriptor execute": descriptor_join([a, b], odml_device),
             "torch.cat": lambda a=a, b=b: torch.cat([a, b]),
         }
+        if opendml_torch:
+            methods["opendml.torch.join"] = lambda a=a, b=b: opendml_torch.join([a, b])
+        yield "concat 2", n, methods
     for per in (1 << 10, 1 << 14):
         many = [torch.rand(per, generator=g).to(dev) for _ in range(1000)]
         yield "concat 1000", 1000 * per, {
