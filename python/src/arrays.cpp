@@ -16,7 +16,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include "descriptors.h"
 #include "frameworks.h"
 
 #ifdef OPENDML_WITH_CUDA

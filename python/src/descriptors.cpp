@@ -1,6 +1,5 @@
 // The descriptor layer: DirectML's vocabulary as the C++ API has it (include/opendml/opendml.hpp),
 // with the same lifecycle and the same messages.
-#include "descriptors.h"
 #include "frameworks.h"
 
 #include <nanobind/stl/optional.h>
