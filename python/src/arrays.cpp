@@ -53,8 +53,7 @@ struct Call {
     place = place_of_array(first, {prefix, what});
     // The caller's stream: given, or its library's current one, on which no handshake is needed.
     on_current_stream = stream_arg.is_none();
-    if (place.cuda)
-      stream = on_current_stream ? framework->current_stream(first, place.id) : stream_handle(stream_arg);
+    if (place.cuda) stream = on_current_stream ? framework->current_stream(first, place.id) : stream_handle(stream_arg);
   }
 
   Borrowed take(nb::handle array, const Name& what, bool writable) const {
@@ -136,7 +135,8 @@ Spec spec_of(const Borrowed& b, const Name& what, const int* order = nullptr) {
   const auto address = reinterpret_cast<uintptr_t>(b.data);
   const uintptr_t lowest = address & (~address + 1);
   if (address != 0 && lowest < 16) {
-    if (lowest < b.element_bytes) unsupported(what + " starts at an address that is not a multiple of its element size");
+    if (lowest < b.element_bytes)
+      unsupported(what + " starts at an address that is not a multiple of its element size");
     s.alignment = static_cast<uint32_t>(lowest);
   }
   return s;
@@ -232,7 +232,8 @@ std::shared_ptr<Entry> compiled(const std::string& key, const Call& call, const 
   } catch (const Error& e) {
     // An array whose type or rank no DirectML feature level takes (NONZERO on float64, say) is a
     // valid request that opendml cannot carry out; the library's support check names it so.
-    if (e.status() == ODML_STATUS_INVALID_ARGUMENT && std::string_view(e.what()).find("(no feature level allows ") != std::string_view::npos)
+    if (e.status() == ODML_STATUS_INVALID_ARGUMENT &&
+        std::string_view(e.what()).find("(no feature level allows ") != std::string_view::npos)
       throw Error(ODML_STATUS_UNSUPPORTED, e.what());
     throw;
   }
@@ -242,8 +243,10 @@ std::shared_ptr<Entry> compiled(const std::string& key, const Call& call, const 
   entry->temporary_bytes = p.temporary_size_in_bytes;
   if (p.persistent_size_in_bytes) entry->persistent = std::make_unique<Buffer>(device, p.persistent_size_in_bytes);
   void* stream = reinterpret_cast<void*>(call.stream);
-  entry->op.initialize(odml_bindings{nullptr, 0, nullptr, 0, {}, entry->persistent ? entry->persistent->binding() : odml_buffer_binding{}},
-                       stream);
+  entry->op.initialize(
+      odml_bindings{
+          nullptr, 0, nullptr, 0, {}, entry->persistent ? entry->persistent->binding() : odml_buffer_binding{}},
+      stream);
   if (entry->persistent) device.synchronize(stream);
   cache().insert(key, entry);
   return entry;
@@ -275,8 +278,9 @@ void execute(const Entry& e, const Call& call, const std::vector<const Spec*>& i
     const auto address = (reinterpret_cast<uintptr_t>(t.data) + 255) & ~uintptr_t{255};
     temporary = {reinterpret_cast<void*>(address), e.temporary_bytes};
   }
-  const odml_bindings b{in.data(), static_cast<uint32_t>(in.size()), out.data(), static_cast<uint32_t>(out.size()),
-                        temporary, e.persistent ? e.persistent->binding() : odml_buffer_binding{}};
+  const odml_bindings b{in.data(),  static_cast<uint32_t>(in.size()),
+                        out.data(), static_cast<uint32_t>(out.size()),
+                        temporary,  e.persistent ? e.persistent->binding() : odml_buffer_binding{}};
   void* stream = reinterpret_cast<void*>(call.stream);
   if (call.place.cuda) {
     e.op.execute(b, stream);
@@ -301,7 +305,8 @@ void zero(const Call& call, std::byte* data, uint64_t bytes) {
   if (error == cudaSuccess) error = cudaSetDevice(call.place.id);
   if (error == cudaSuccess) error = cudaMemsetAsync(data, 0, bytes, reinterpret_cast<cudaStream_t>(call.stream));
   cudaSetDevice(current);
-  if (error != cudaSuccess) throw Error(ODML_STATUS_DEVICE_FAILURE, std::string(call.prefix) + cudaGetErrorString(error));
+  if (error != cudaSuccess)
+    throw Error(ODML_STATUS_DEVICE_FAILURE, std::string(call.prefix) + cudaGetErrorString(error));
 #else
   unsupported(std::string(call.prefix) + "this build of opendml has no CUDA backend");
 #endif
@@ -318,7 +323,8 @@ bool beyond_32_bits(const Borrowed& b) {
 bool is_64bit_index(const std::string& index_dtype) {
   if (index_dtype == "uint32") return false;
   if (index_dtype == "int64" || index_dtype == "uint64") return true;
-  invalid("nonzero: index_dtype is '" + index_dtype + "'; it must be 'uint32', or 'int64' or 'uint64' (opendml's "
+  invalid("nonzero: index_dtype is '" + index_dtype +
+          "'; it must be 'uint32', or 'int64' or 'uint64' (opendml's "
           "64-bit indices extension)");
 }
 
@@ -331,7 +337,8 @@ Spec coords_spec(const Borrowed& c, bool transposed, const Borrowed& x, const Na
   const int row = transposed ? 1 : 0, column = 1 - row;
   if (uint64_t(c.shape[row]) <= UINT32_MAX) return spec_of(c, what, transposed ? kTransposed : nullptr);
   if (c.shape[row] != x.size())
-    invalid(what + " has " + std::to_string(c.shape[row]) + " rows but x has " + std::to_string(x.size()) + " elements");
+    invalid(what + " has " + std::to_string(c.shape[row]) + " rows but x has " + std::to_string(x.size()) +
+            " elements");
   for (int split = 1; split < x.ndim; ++split) {
     int64_t outer = 1;
     for (int d = 0; d < split; ++d) outer *= x.shape[d];
@@ -344,12 +351,14 @@ Spec coords_spec(const Borrowed& c, bool transposed, const Borrowed& x, const Na
     rows.type = c.type;
     rows.element_bytes = c.element_bytes;
     rows.ndim = 3;
-    const int64_t shape[3] = {outer, inner, c.shape[column]}, strides[3] = {inner * c.strides[row], c.strides[row], c.strides[column]};
+    const int64_t shape[3] = {outer, inner, c.shape[column]},
+                  strides[3] = {inner * c.strides[row], c.strides[row], c.strides[column]};
     std::copy(shape, shape + 3, rows.shape);
     std::copy(strides, strides + 3, rows.strides);
     return spec_of(rows, what);
   }
-  unsupported(what + ": the " + std::to_string(c.shape[row]) + " rows of x's coordinates cannot be laid out with DirectML's "
+  unsupported(what + ": the " + std::to_string(c.shape[row]) +
+              " rows of x's coordinates cannot be laid out with DirectML's "
               "32-bit sizes and strides (split x's shape differently, or do not transpose)");
 }
 
@@ -367,7 +376,8 @@ nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed,
   uint32_t extensions = wide_index || beyond_32_bits(input) ? ODML_EXTENSION_64BIT_INDICES : 0;
   // Checked before allocating coordinates for so many rows.
   if (out.is_none() && !wide_index && uint64_t(m) > UINT32_MAX)
-    invalid("nonzero: x has " + std::to_string(m) + " elements, past 2^32 - 1, so its count needs 64 bits: pass "
+    invalid("nonzero: x has " + std::to_string(m) +
+            " elements, past 2^32 - 1, so its count needs 64 bits: pass "
             "index_dtype='int64' or 'uint64'");
 
   nb::object coords, count;
@@ -381,7 +391,8 @@ nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed,
     coords = pair[0];
     count = pair[1];
   }
-  const Borrowed c = call.take(coords, {call.prefix, "coords"}, true), k = call.take(count, {call.prefix, "count"}, true);
+  const Borrowed c = call.take(coords, {call.prefix, "coords"}, true),
+                 k = call.take(count, {call.prefix, "count"}, true);
   for (const Borrowed* b : {&c, &k})
     if (b->element_bytes == 8) extensions = ODML_EXTENSION_64BIT_INDICES;  // out= of 64-bit indices
   if (c.ndim != 2)
@@ -418,10 +429,10 @@ void check_pieces(const Call& call, const std::vector<Borrowed>& pieces, const c
     bool same = p.ndim == whole.ndim && p.type == whole.type;
     for (int d = 0; same && d < p.ndim; ++d) same = d == int(axis) || p.shape[d] == whole.shape[d];
     if (!same)
-      invalid(Name{call.prefix, name, int(i)} + " has shape " + shape_string(shape_of(p)) +
-              " and DirectML type " + odml_data_type_name(p.type) + " but the whole has shape " +
-              shape_string(shape_of(whole)) + " and type " + odml_data_type_name(whole.type) +
-              "; every dimension other than axis " + std::to_string(axis) + " and the type must match");
+      invalid(Name{call.prefix, name, int(i)} + " has shape " + shape_string(shape_of(p)) + " and DirectML type " +
+              odml_data_type_name(p.type) + " but the whole has shape " + shape_string(shape_of(whole)) + " and type " +
+              odml_data_type_name(whole.type) + "; every dimension other than axis " + std::to_string(axis) +
+              " and the type must match");
   }
 }
 
@@ -468,11 +479,12 @@ nb::object concat(nb::handle arrays_arg, int64_t axis, nb::handle out, nb::handl
   tensors.push_back(&w);
   uint32_t extensions = beyond_32_bits(whole) ? ODML_EXTENSION_64BIT_INDICES : 0;
   for (const Borrowed& b : in) extensions |= beyond_32_bits(b) ? ODML_EXTENSION_64BIT_INDICES : 0;
-  const auto entry = compiled(join_split_key('J', call, a, extensions, w, pieces), call, tensors, extensions, [a](std::vector<TensorDesc>& d) {
-    TensorDesc output = d.back();
-    d.pop_back();
-    return std::make_unique<JoinDesc>(std::move(d), output, a);
-  });
+  const auto entry = compiled(join_split_key('J', call, a, extensions, w, pieces), call, tensors, extensions,
+                              [a](std::vector<TensorDesc>& d) {
+                                TensorDesc output = d.back();
+                                d.pop_back();
+                                return std::make_unique<JoinDesc>(std::move(d), output, a);
+                              });
   execute(*entry, call, inputs, {&w});
   return result;
 }
@@ -488,8 +500,8 @@ nb::list split(nb::handle x, nb::handle sizes, int64_t axis, nb::handle out, nb:
   if (PyIndex_Check(sizes.ptr())) {
     const int64_t n = integer(sizes, {call.prefix, "sizes"});
     if (n <= 0 || length % n != 0)
-      invalid("split: x.shape[" + std::to_string(a) + "] is " + std::to_string(length) + ", which does not split into " +
-              std::to_string(n) + " equal sections");
+      invalid("split: x.shape[" + std::to_string(a) + "] is " + std::to_string(length) +
+              ", which does not split into " + std::to_string(n) + " equal sections");
     sections.assign(static_cast<size_t>(n), length / n);
   } else {
     int64_t sum = 0;
@@ -498,7 +510,8 @@ nb::list split(nb::handle x, nb::handle sizes, int64_t axis, nb::handle out, nb:
       const int64_t v = integer(s, name);
       if (v < 0) invalid(name + " is " + std::to_string(v) + "; section sizes cannot be negative");
       if (v > length)
-        invalid(name + " is " + std::to_string(v) + " but x.shape[" + std::to_string(a) + "] is " + std::to_string(length));
+        invalid(name + " is " + std::to_string(v) + " but x.shape[" + std::to_string(a) + "] is " +
+                std::to_string(length));
       sections.push_back(v);
       sum += v;
     }
@@ -538,10 +551,11 @@ nb::list split(nb::handle x, nb::handle sizes, int64_t axis, nb::handle out, nb:
   const Spec w = spec_of(input, {call.prefix, "x"});
   std::vector<const Spec*> tensors{&w}, outputs;
   for (const Spec& s : pieces) tensors.push_back(&s), outputs.push_back(&s);
-  const auto entry = compiled(join_split_key('S', call, a, extensions, w, pieces), call, tensors, extensions, [a](std::vector<TensorDesc>& d) {
-    TensorDesc input = d.front();
-    return std::make_unique<SplitDesc>(input, std::vector<TensorDesc>(d.begin() + 1, d.end()), a);
-  });
+  const auto entry = compiled(
+      join_split_key('S', call, a, extensions, w, pieces), call, tensors, extensions, [a](std::vector<TensorDesc>& d) {
+        TensorDesc input = d.front();
+        return std::make_unique<SplitDesc>(input, std::vector<TensorDesc>(d.begin() + 1, d.end()), a);
+      });
   execute(*entry, call, {&w}, outputs);
   return parts;
 }
@@ -560,7 +574,8 @@ void bind_arrays(nb::module_& m) {
   m.def("split", &split, "x"_a, "sizes"_a, "axis"_a = 0, nb::kw_only(), "out"_a = nb::none(), "stream"_a = nb::none(),
         "DirectML's SPLIT: x cut along axis into sections of the given sizes, or into that many equal sections.");
   m.def("cache_info", [] { return cache().info(); });
-  m.def("set_cache_capacity", [](size_t n) { cache().set_capacity(n); }, "capacity"_a);
+  m.def(
+      "set_cache_capacity", [](size_t n) { cache().set_capacity(n); }, "capacity"_a);
   m.def("clear_cache", [] { cache().clear(); });
   m.def("_last_bindings", [] { return std::make_pair(t_last_inputs, t_last_outputs); });
 }

@@ -1,13 +1,13 @@
 // The descriptor layer: DirectML's vocabulary as the C++ API has it (include/opendml/opendml.hpp),
 // with the same lifecycle and the same messages.
-#include "frameworks.h"
-
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include <optional>
 #include <vector>
+
+#include "frameworks.h"
 
 namespace opendml::python {
 namespace {
@@ -48,8 +48,8 @@ odml_buffer_binding region_of(nb::handle obj, const Name& what, const Device& de
   return {b.data, b.extent_bytes()};
 }
 
-std::vector<odml_buffer_binding> regions_of(const std::vector<nb::object>& objs, const char* what,
-                                            const Device& device, intptr_t stream, std::vector<Borrowed>& borrowed) {
+std::vector<odml_buffer_binding> regions_of(const std::vector<nb::object>& objs, const char* what, const Device& device,
+                                            intptr_t stream, std::vector<Borrowed>& borrowed) {
   std::vector<odml_buffer_binding> out;
   out.reserve(objs.size());
   for (size_t i = 0; i < objs.size(); ++i)
@@ -67,7 +67,8 @@ void initialize(PyCompiled& c, std::optional<std::vector<nb::object>> inputs, nb
   void* s = reinterpret_cast<void*>(stream);
   if (!inputs && persistent.is_none()) {
     const odml_binding_properties p = c.op.binding_properties();
-    c.persistent = p.persistent_size_in_bytes ? std::make_shared<Buffer>(c.device, p.persistent_size_in_bytes) : nullptr;
+    c.persistent =
+        p.persistent_size_in_bytes ? std::make_shared<Buffer>(c.device, p.persistent_size_in_bytes) : nullptr;
     c.temporary = p.temporary_size_in_bytes ? std::make_shared<Buffer>(c.device, p.temporary_size_in_bytes) : nullptr;
     c.op.initialize(odml_bindings{nullptr, 0, nullptr, 0, {}, kept(c.persistent)}, s);
     return;
@@ -75,7 +76,11 @@ void initialize(PyCompiled& c, std::optional<std::vector<nb::object>> inputs, nb
   std::vector<Borrowed> borrowed;
   const std::vector<odml_buffer_binding> in =
       inputs ? regions_of(*inputs, "inputs", c.device, stream, borrowed) : std::vector<odml_buffer_binding>{};
-  c.op.initialize(odml_bindings{in.data(), static_cast<uint32_t>(in.size()), nullptr, 0, {},
+  c.op.initialize(odml_bindings{in.data(),
+                                static_cast<uint32_t>(in.size()),
+                                nullptr,
+                                0,
+                                {},
                                 region_of(persistent, {"", "persistent"}, c.device, stream, borrowed)},
                   s);
 }
@@ -86,13 +91,13 @@ void execute(const PyCompiled& c, const std::vector<nb::object>& inputs, const s
   std::vector<Borrowed> borrowed;
   const auto in = regions_of(inputs, "inputs", c.device, stream, borrowed);
   const auto out = regions_of(outputs, "outputs", c.device, stream, borrowed);
-  const odml_buffer_binding t = temporary.is_none() ? kept(c.temporary)
-                                                    : region_of(temporary, {"", "temporary"}, c.device, stream, borrowed);
-  const odml_buffer_binding p = persistent.is_none() ? kept(c.persistent)
-                                                     : region_of(persistent, {"", "persistent"}, c.device, stream, borrowed);
-  c.op.execute(odml_bindings{in.data(), static_cast<uint32_t>(in.size()), out.data(),
-                             static_cast<uint32_t>(out.size()), t, p},
-               reinterpret_cast<void*>(stream));
+  const odml_buffer_binding t =
+      temporary.is_none() ? kept(c.temporary) : region_of(temporary, {"", "temporary"}, c.device, stream, borrowed);
+  const odml_buffer_binding p =
+      persistent.is_none() ? kept(c.persistent) : region_of(persistent, {"", "persistent"}, c.device, stream, borrowed);
+  c.op.execute(
+      odml_bindings{in.data(), static_cast<uint32_t>(in.size()), out.data(), static_cast<uint32_t>(out.size()), t, p},
+      reinterpret_cast<void*>(stream));
 }
 
 }  // namespace
@@ -138,7 +143,8 @@ void bind_descriptors(nb::module_& m) {
       .def(nb::init<const std::string&>(), "name"_a = "cpu")
       .def_prop_ro("name", &Device::name)
       .def(
-          "synchronize", [](const Device& d, nb::handle stream) { d.synchronize(reinterpret_cast<void*>(stream_handle(stream))); },
+          "synchronize",
+          [](const Device& d, nb::handle stream) { d.synchronize(reinterpret_cast<void*>(stream_handle(stream))); },
           "stream"_a = nb::none(), "Waits for the work queued on stream (None: the default stream).")
       .def("__repr__", [](const Device& d) { return "<opendml.Device " + d.name() + ">"; });
 
@@ -152,13 +158,14 @@ void bind_descriptors(nb::module_& m) {
             if (strides) s = to_uint32s(*strides, "TensorDesc: strides");
             new (self) TensorDesc(type, to_uint32s(sizes, "TensorDesc: sizes"), std::move(s), flags);
             if (total_size) {
-              if (*total_size < 0) invalid("TensorDesc: total_size is " + std::to_string(*total_size) + "; it must not be negative");
+              if (*total_size < 0)
+                invalid("TensorDesc: total_size is " + std::to_string(*total_size) + "; it must not be negative");
               self->total_size(static_cast<uint64_t>(*total_size));
             }
             self->alignment(to_uint32(alignment, "TensorDesc: alignment"));
           },
-          "dtype"_a, "sizes"_a, "strides"_a = nb::none(), "flags"_a = DML_TENSOR_FLAG_NONE,
-          "total_size"_a = nb::none(), "alignment"_a = 0)
+          "dtype"_a, "sizes"_a, "strides"_a = nb::none(), "flags"_a = DML_TENSOR_FLAG_NONE, "total_size"_a = nb::none(),
+          "alignment"_a = 0)
       .def_prop_ro("dtype", [](const TensorDesc& t) { return t.buffer().DataType; })
       .def_prop_ro("sizes", [](const TensorDesc& t) { return t.sizes(); })
       .def_prop_ro("strides",
@@ -186,8 +193,7 @@ void bind_descriptors(nb::module_& m) {
             new (self) SplitDesc(std::move(input), std::move(outputs), to_uint32(axis, "SplitDesc: axis"));
           },
           "input"_a, "outputs"_a, "axis"_a);
-  nb::class_<NonzeroCoordinatesDesc, OperatorDesc>(m, "NonzeroCoordinatesDesc",
-                                                   "DML_NONZERO_COORDINATES_OPERATOR_DESC")
+  nb::class_<NonzeroCoordinatesDesc, OperatorDesc>(m, "NonzeroCoordinatesDesc", "DML_NONZERO_COORDINATES_OPERATOR_DESC")
       .def(nb::init<TensorDesc, TensorDesc, TensorDesc>(), "input"_a, "count"_a, "coordinates"_a);
 
   nb::class_<odml_binding_properties>(m, "BindingProperties")
@@ -223,7 +229,9 @@ void bind_descriptors(nb::module_& m) {
           },
           "device"_a, "desc"_a, "feature_level"_a = 0, "extensions"_a = 0,
           "Validates desc against feature_level (0: the highest).")
-      .def("compile", [](const PyOperator& o) { return PyCompiled{o.op.compile(), o.device, nullptr, nullptr}; });
+      .def("compile", [](const PyOperator& o) {
+        return PyCompiled{o.op.compile(), o.device, nullptr, nullptr};
+      });
 }
 
 }  // namespace opendml::python

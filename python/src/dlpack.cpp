@@ -38,13 +38,10 @@ DML_TENSOR_DATA_TYPE dml_type(uint8_t code, uint8_t bits, uint16_t lanes) {
                           : DML_TENSOR_DATA_TYPE_UNKNOWN;
     // bfloat16 travels as FLOAT16: both are copied bit for bit, and both are zero exactly when every
     // bit but the sign is zero, which is NONZERO's test for FLOAT16.
-    case kDLBfloat:
-      return bits == 16 ? DML_TENSOR_DATA_TYPE_FLOAT16 : DML_TENSOR_DATA_TYPE_UNKNOWN;
+    case kDLBfloat: return bits == 16 ? DML_TENSOR_DATA_TYPE_FLOAT16 : DML_TENSOR_DATA_TYPE_UNKNOWN;
     // A bool is one byte holding 0 or 1: UINT8 moves and tests it the same way.
-    case kDLBool:
-      return bits == 8 ? DML_TENSOR_DATA_TYPE_UINT8 : DML_TENSOR_DATA_TYPE_UNKNOWN;
-    default:
-      return DML_TENSOR_DATA_TYPE_UNKNOWN;
+    case kDLBool: return bits == 8 ? DML_TENSOR_DATA_TYPE_UINT8 : DML_TENSOR_DATA_TYPE_UNKNOWN;
+    default: return DML_TENSOR_DATA_TYPE_UNKNOWN;
   }
 }
 
@@ -64,8 +61,7 @@ void set_type(Borrowed& b, uint8_t code, uint8_t bits, uint16_t lanes, const Nam
 }
 
 void set_layout(Borrowed& b, int ndim, const int64_t* shape, const int64_t* strides, const Name& what) {
-  if (ndim > kMaxDims)
-    invalid(what + " has " + std::to_string(ndim) + " dimensions; DirectML tensors have at most 8");
+  if (ndim > kMaxDims) invalid(what + " has " + std::to_string(ndim) + " dimensions; DirectML tensors have at most 8");
   b.ndim = ndim;
   int64_t packed = 1;
   for (int d = ndim - 1; d >= 0; --d) {
@@ -110,8 +106,7 @@ int cuda_device_of(uintptr_t pointer, const Name& what) {
 #endif
 }
 
-void borrow_cuda_array_interface(Borrowed& b, nb::handle array, const Name& what, intptr_t stream,
-                                 bool writable) {
+void borrow_cuda_array_interface(Borrowed& b, nb::handle array, const Name& what, intptr_t stream, bool writable) {
   const nb::dict cai = nb::cast<nb::dict>(array.attr("__cuda_array_interface__"));
   if (cai.contains("mask") && !cai["mask"].is_none()) unsupported(what + " has a mask (__cuda_array_interface__)");
   const auto data = nb::cast<nb::tuple>(cai["data"]);
@@ -122,7 +117,11 @@ void borrow_cuda_array_interface(Borrowed& b, nb::handle array, const Name& what
   const std::string typestr = nb::cast<std::string>(cai["typestr"]);
   const int bytes = typestr.size() >= 3 ? std::atoi(typestr.c_str() + 2) : 0;
   const char kind = typestr.size() >= 3 ? typestr[1] : '?';
-  const uint8_t code = kind == 'i' ? kDLInt : kind == 'u' ? kDLUInt : kind == 'f' ? kDLFloat : kind == 'b' ? kDLBool : 255;
+  const uint8_t code = kind == 'i'   ? kDLInt
+                       : kind == 'u' ? kDLUInt
+                       : kind == 'f' ? kDLFloat
+                       : kind == 'b' ? kDLBool
+                                     : 255;
   if (typestr[0] == '>' || code == 255 || bytes <= 0)
     unsupported(what + " has element type '" + typestr + "', which has no DirectML data type");
   set_type(b, code, static_cast<uint8_t>(bytes * 8), 1, what);
@@ -137,7 +136,8 @@ void borrow_cuda_array_interface(Borrowed& b, nb::handle array, const Name& what
     if (strided) {
       const int64_t byte_stride = nb::cast<int64_t>(nb::cast<nb::tuple>(cai["strides"])[d]);
       if (byte_stride % bytes != 0)
-        unsupported(what + " has a stride of " + std::to_string(byte_stride) + " bytes, not a whole number of elements");
+        unsupported(what + " has a stride of " + std::to_string(byte_stride) +
+                    " bytes, not a whole number of elements");
       strides[d] = byte_stride / bytes;
     }
   }
@@ -297,7 +297,8 @@ void borrow_capsule(nb::handle capsule, const Name& what, bool writable, Borrowe
   const int32_t type = t->device.device_type;
   if (type != kDLCPU && type != kDLCUDAHost && type != kDLCUDA && type != kDLCUDAManaged)
     unsupported(what + " is on DLPack device type " + std::to_string(type) + "; opendml runs on the CPU and CUDA");
-  b.place = {type == kDLCUDA || type == kDLCUDAManaged, type == kDLCUDA || type == kDLCUDAManaged ? t->device.device_id : 0};
+  b.place = {type == kDLCUDA || type == kDLCUDAManaged,
+             type == kDLCUDA || type == kDLCUDAManaged ? t->device.device_id : 0};
   b.data = static_cast<std::byte*>(t->data) + t->byte_offset;
   set_type(b, t->dtype.code, t->dtype.bits, t->dtype.lanes, what);
   set_layout(b, t->ndim, t->shape, t->strides, what);

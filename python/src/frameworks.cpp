@@ -26,7 +26,8 @@ const Framework& framework_for(nb::handle array) {
 }
 
 nb::object Framework::empty(nb::handle like, nb::handle shape, const char* dtype) const {
-  if (!torch_to_dlpack.is_valid()) return adapter.attr("empty")(like, shape, dtype ? nb::object(nb::str(dtype)) : nb::none());
+  if (!torch_to_dlpack.is_valid())
+    return adapter.attr("empty")(like, shape, dtype ? nb::object(nb::str(dtype)) : nb::none());
   // like.new_empty(shape[, dtype=...])
   static PyObject* const new_empty = PyUnicode_InternFromString("new_empty");
   static PyObject* const kw_dtype = nb::make_tuple("dtype").release().ptr();
@@ -56,7 +57,8 @@ Place place_of_array(nb::handle array, const Name& what) {
 
 Borrowed take(nb::handle array, const Name& what, Place place, intptr_t stream, bool on_current_stream, bool writable) {
   const Framework& f = framework_for(array);
-  if (f.torch_to_dlpack.is_valid() && (!place.cuda || on_current_stream || f.current_stream(array, place.id) == stream)) {
+  if (f.torch_to_dlpack.is_valid() &&
+      (!place.cuda || on_current_stream || f.current_stream(array, place.id) == stream)) {
     Borrowed b;
     PyObject* capsule = PyObject_CallOneArg(f.torch_to_dlpack.ptr(), array.ptr());
     if (capsule == nullptr) {
