@@ -1,0 +1,113 @@
+"""How the array layer allocates results like the caller's arrays, and finds the caller's stream.
+
+One adapter per array library. The extension asks `framework_of(type)` once per array type and
+keeps the answer. An adapter has:
+  empty(like, shape, dtype)        a new array on `like`'s device; dtype None means like's, else a
+                                   name ("uint32", "int64", "uint64", "uint8")
+  current_stream(like, device)     the cudaStream_t (an int) the library runs on for that device
+  synchronize                      True where the library cannot order its own work after ours
+"""
+
+
+class _NumPy:
+    synchronize = False
+
+    def __init__(self):
+        import numpy
+
+        self._np = numpy
+
+    def empty(self, like, shape, dtype):
+        return self._np.empty(shape, like.dtype if dtype is None else dtype)
+
+    def current_stream(self, like, device):
+        return 0
+
+
+class _Torch:
+    synchronize = False
+
+    def __init__(self):
+        import torch
+
+        self._torch = torch
+        self._dtypes = {name: getattr(torch, name) for name in ("uint32", "int64", "uint64", "uint8")}
+
+    def empty(self, like, shape, dtype):
+        return self._torch.empty(shape, dtype=like.dtype if dtype is None else self._dtypes[dtype], device=like.device)
+
+    def current_stream(self, like, device):
+        # The raw cudaStream_t of torch.cuda.current_stream(device), without building a Stream object.
+        return self._torch._C._cuda_getCurrentRawStream(device)
+
+
+class _CuPy:
+    synchronize = False
+
+    def __init__(self):
+        import cupy
+
+        self._cupy = cupy
+
+    def empty(self, like, shape, dtype):
+        with like.device:
+            return self._cupy.empty(shape, like.dtype if dtype is None else dtype)
+
+    def current_stream(self, like, device):
+        with self._cupy.cuda.Device(device):
+            return self._cupy.cuda.get_current_stream().ptr
+
+
+class _Jax:
+    # JAX has no current stream to join and no way to order its streams after a foreign one, so on
+    # CUDA the work runs on the default stream and the host waits for it before JAX reads results.
+    synchronize = True
+
+    def __init__(self):
+        import jax.numpy as jnp
+
+        self._jnp = jnp
+
+    def empty(self, like, shape, dtype):
+        # A fresh buffer that nothing else references; the operator fills it in place.
+        return self._jnp.empty(shape, like.dtype if dtype is None else dtype, device=like.device)
+
+    def current_stream(self, like, device):
+        return 0
+
+
+class _Other:
+    """Any other DLPack or CUDA-array-interface producer: results come back as NumPy arrays on the
+    CPU; on CUDA the caller passes out=."""
+
+    synchronize = False
+
+    def __init__(self, name):
+        self._name = name
+
+    def empty(self, like, shape, dtype):
+        import numpy
+
+        device = like.__dlpack_device__()[0] if hasattr(like, "__dlpack_device__") else 2
+        if device not in (1, 3):
+            from ._opendml import UnsupportedError
+
+            raise UnsupportedError(
+                f"opendml cannot allocate results like a {self._name} array on the GPU; pass out= "
+                "(arrays of NumPy, PyTorch, CuPy or JAX are allocated for you)"
+            )
+        return numpy.empty(shape, numpy.from_dlpack(like).dtype if dtype is None else dtype)
+
+    def current_stream(self, like, device):
+        return 0
+
+
+_ADAPTERS = {"numpy": _NumPy, "torch": _Torch, "cupy": _CuPy, "jax": _Jax, "jaxlib": _Jax}
+_made = {}
+
+
+def framework_of(array_type):
+    root = array_type.__module__.split(".")[0]
+    if root not in _made:
+        _made[root] = _ADAPTERS[root]() if root in _ADAPTERS else _Other(array_type.__qualname__)
+    return _made[root]

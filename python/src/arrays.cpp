@@ -1,0 +1,533 @@
+// The array layer: opendml.nonzero, concat and split on any DLPack array, without a copy. Each call
+// describes the arrays as DirectML buffer tensors (a view's strides become DirectML strides), finds
+// the compiled operator for that description in a bounded cache, and executes it on the caller's
+// stream. The rules are the library's: this file only translates and reports in NumPy's terms.
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstring>
+#include <list>
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "descriptors.h"
+
+#ifdef OPENDML_WITH_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+namespace opendml::python {
+namespace {
+
+using namespace nb::literals;
+
+// ---- Devices and the caller's array library ---------------------------------------------------
+
+// Devices and compiled operators live as long as the process and are never destroyed: at exit, the
+// CUDA runtime may already be gone.
+const Device& device_for(Place place) {
+  static auto& devices = *new std::unordered_map<int32_t, Device>;  // -1: the CPU, N: cuda:N
+  const int32_t key = place.cuda ? place.id : -1;
+  auto it = devices.find(key);
+  if (it == devices.end()) it = devices.emplace(key, Device(place.name())).first;
+  return it->second;
+}
+
+// What opendml/_frameworks.py tells about an array type: how to allocate like one of its arrays,
+// and which CUDA stream its library considers current.
+struct Framework {
+  nb::object empty;           // empty(like, shape, dtype name or None) -> array on like's device
+  nb::object current_stream;  // current_stream(like, device index) -> cudaStream_t as an int
+  bool synchronize = false;   // the library cannot order its streams after ours (JAX)
+};
+
+// Never destroyed: their Python objects must not be released after the interpreter has finalized.
+const Framework& framework_for(nb::handle array) {
+  static auto* known = new std::unordered_map<PyTypeObject*, Framework>;
+  static auto* framework_of = new nb::object(nb::module_::import_("opendml._frameworks").attr("framework_of"));
+  PyTypeObject* type = Py_TYPE(array.ptr());
+  auto it = known->find(type);
+  if (it == known->end()) {
+    nb::object adapter = (*framework_of)(nb::handle(reinterpret_cast<PyObject*>(type)));
+    it = known
+             ->emplace(type, Framework{adapter.attr("empty"), adapter.attr("current_stream"),
+                                       nb::cast<bool>(adapter.attr("synchronize"))})
+             .first;
+  }
+  return it->second;
+}
+
+// One array-layer call: the device and stream every array of it must share.
+struct Call {
+  const char* op;
+  nb::handle like;  // the first array: results are allocated like it
+  Place place;
+  intptr_t stream = 0;
+  const Framework* framework;
+
+  Call(const char* op_name, nb::handle first, const char* what, nb::handle stream_arg) : op(op_name), like(first) {
+    place = place_of(first, prefix() + what);
+    framework = &framework_for(first);
+    if (place.cuda)
+      stream = stream_arg.is_none() ? nb::cast<intptr_t>(framework->current_stream(first, place.id))
+                                    : stream_handle(stream_arg);
+  }
+  std::string prefix() const { return std::string(op) + ": "; }
+
+  Borrowed take(nb::handle array, const std::string& what, bool writable) const {
+    const Place p = place_of(array, prefix() + what);
+    if (!(p == place)) invalid(prefix() + what + " is on " + p.name() + " but the other arrays are on " + place.name());
+    return borrow(array, prefix() + what, place, stream, writable);
+  }
+  nb::object empty(const std::vector<int64_t>& shape, nb::handle dtype = nb::none()) const {
+    nb::tuple t = nb::steal<nb::tuple>(PyTuple_New(static_cast<Py_ssize_t>(shape.size())));
+    for (size_t i = 0; i < shape.size(); ++i) PyTuple_SET_ITEM(t.ptr(), i, PyLong_FromLongLong(shape[i]));
+    return framework->empty(like, t, dtype);
+  }
+};
+
+std::vector<int64_t> shape_of(const Borrowed& b) { return std::vector<int64_t>(b.shape, b.shape + b.ndim); }
+
+std::string shape_string(const std::vector<int64_t>& shape) {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + (shape.size() == 1 ? ",)" : ")");
+}
+
+// NumPy's rule: -ndim <= axis < ndim.
+uint32_t normalize_axis(int64_t axis, int ndim, const std::string& prefix) {
+  if (axis < -ndim || axis >= ndim)
+    invalid(prefix + "axis " + std::to_string(axis) + " is out of bounds for arrays of dimension " +
+            std::to_string(ndim) + " (" + std::to_string(-ndim) + " to " + std::to_string(ndim - 1) + ")");
+  return static_cast<uint32_t>(axis < 0 ? axis + ndim : axis);
+}
+
+// ---- Arrays as DirectML buffer tensors ------------------------------------------------------------
+
+// A tensor of an operator as DirectML sees it, and where its data is.
+struct Spec {
+  DML_TENSOR_DATA_TYPE type = DML_TENSOR_DATA_TYPE_UNKNOWN;
+  uint32_t rank = 0;
+  uint32_t sizes[kMaxDims]{};
+  uint32_t strides[kMaxDims]{};
+  bool packed = true;      // null Strides
+  uint32_t alignment = 0;  // GuaranteedBaseOffsetAlignment: 0 (16 bytes) or what a view's address allows
+  std::byte* data = nullptr;
+
+  TensorDesc desc() const {
+    std::optional<std::vector<uint32_t>> s;
+    if (!packed) s.emplace(strides, strides + rank);
+    TensorDesc t(type, std::vector<uint32_t>(sizes, sizes + rank), std::move(s));
+    t.alignment(alignment);
+    return t;
+  }
+  void append_key(std::string& key) const {
+    key.append(reinterpret_cast<const char*>(&type), sizeof type);
+    key.append(reinterpret_cast<const char*>(&alignment), sizeof alignment);
+    key.push_back(static_cast<char>(rank));
+    key.push_back(packed ? 'p' : 's');
+    key.append(reinterpret_cast<const char*>(sizes), rank * sizeof(uint32_t));
+    if (!packed) key.append(reinterpret_cast<const char*>(strides), rank * sizeof(uint32_t));
+  }
+};
+
+// `order` permutes the array's dimensions into DirectML's (a transposed view of the coordinates).
+Spec spec_of(const Borrowed& b, const std::string& what, const int* order = nullptr) {
+  Spec s;
+  s.type = b.type;
+  s.rank = static_cast<uint32_t>(b.ndim);
+  s.data = b.data;
+  s.packed = order == nullptr && b.contiguous();
+  for (uint32_t d = 0; d < s.rank; ++d) {
+    const int from = order ? order[d] : static_cast<int>(d);
+    s.sizes[d] = to_uint32(b.shape[from], what + ".shape[" + std::to_string(from) + "]");
+    if (s.packed) continue;
+    if (b.shape[from] == 1) continue;  // any stride reaches the only element: 0 keeps the cache key canonical
+    if (b.strides[from] < 0)
+      unsupported(what + " has a negative stride along dimension " + std::to_string(from) +
+                  " (a reversed view); DirectML's strides are unsigned, and opendml makes no hidden copy");
+    s.strides[d] = to_uint32(b.strides[from], what + ".strides[" + std::to_string(from) + "] (in elements)");
+  }
+  // DirectML binds at multiples of 16 bytes unless the tensor says less; a view may start anywhere
+  // its element size allows.
+  const auto address = reinterpret_cast<uintptr_t>(b.data);
+  const uintptr_t lowest = address & (~address + 1);
+  if (address != 0 && lowest < 16) {
+    if (lowest < b.element_bytes)
+      unsupported(what + " starts at an address that is not a multiple of its element size");
+    s.alignment = static_cast<uint32_t>(lowest);
+  }
+  return s;
+}
+
+// ---- Compiled operators, cached by description and device ----------------------------------------
+
+struct Entry {
+  CompiledOperator op;
+  std::vector<uint64_t> region_bytes;  // each tensor's TotalTensorSizeInBytes, inputs then outputs
+  uint64_t temporary_bytes = 0;
+  std::unique_ptr<Buffer> persistent;
+};
+
+class Cache {
+ public:
+  std::shared_ptr<Entry> find(const std::string& key) {
+    auto it = index_.find(key);
+    if (it == index_.end()) {
+      ++misses_;
+      return nullptr;
+    }
+    ++hits_;
+    lru_.splice(lru_.begin(), lru_, it->second);  // most recently used first
+    return it->second->second;
+  }
+  void insert(const std::string& key, std::shared_ptr<Entry> entry) {
+    if (capacity_ == 0) return;
+    lru_.emplace_front(key, std::move(entry));
+    index_.emplace(lru_.front().first, lru_.begin());
+    trim();
+  }
+  void set_capacity(size_t capacity) {
+    capacity_ = capacity;
+    trim();
+  }
+  void clear() {
+    index_.clear();
+    lru_.clear();
+    hits_ = misses_ = 0;
+  }
+  nb::dict info() const {
+    nb::dict d;
+    d["size"] = lru_.size();
+    d["capacity"] = capacity_;
+    d["hits"] = hits_;
+    d["misses"] = misses_;
+    return d;
+  }
+
+ private:
+  void trim() {
+    while (lru_.size() > capacity_) {
+      index_.erase(lru_.back().first);
+      lru_.pop_back();
+    }
+  }
+  using Item = std::pair<std::string, std::shared_ptr<Entry>>;
+  std::list<Item> lru_;
+  std::unordered_map<std::string_view, std::list<Item>::iterator> index_;  // views of the keys in lru_
+  size_t capacity_ = 256;
+  uint64_t hits_ = 0, misses_ = 0;
+};
+
+Cache& cache() {
+  static auto& c = *new Cache;
+  return c;
+}
+
+// The pointers the last execute on this thread bound: tests prove zero copy with them.
+thread_local std::vector<uintptr_t> t_last_inputs, t_last_outputs;
+
+// Creates, compiles and initializes an operator once per description. Initialization uploads the
+// persistent region on the caller's stream and waits for it, once, so that the entry can then run on
+// any stream; every later call finds it here and never waits.
+template <class MakeDesc>
+std::shared_ptr<Entry> compiled(const std::string& key, const Call& call, const std::vector<const Spec*>& tensors,
+                                uint32_t extensions, MakeDesc make_desc) {
+  if (std::shared_ptr<Entry> hit = cache().find(key)) return hit;
+  const Device& device = device_for(call.place);
+  std::vector<TensorDesc> descs;
+  std::vector<uint64_t> region_bytes;
+  descs.reserve(tensors.size());
+  for (const Spec* s : tensors) {
+    descs.push_back(s->desc());
+    region_bytes.push_back(descs.back().total_size());
+  }
+  const auto desc = make_desc(descs);
+  std::optional<Operator> op;
+  try {
+    op.emplace(create_operator(device, *desc, 0, extensions));
+  } catch (const Error& e) {
+    // An array whose type or rank no DirectML feature level takes (NONZERO on float64, say) is a
+    // valid request that opendml cannot carry out; the library's support check names it so.
+    if (e.status() == ODML_STATUS_INVALID_ARGUMENT && std::string_view(e.what()).find("(no feature level allows ") != std::string_view::npos)
+      throw Error(ODML_STATUS_UNSUPPORTED, e.what());
+    throw;
+  }
+  auto entry = std::make_shared<Entry>(Entry{op->compile(), std::move(region_bytes), 0, nullptr});
+  const odml_binding_properties p = entry->op.binding_properties();
+  entry->temporary_bytes = p.temporary_size_in_bytes;
+  if (p.persistent_size_in_bytes) entry->persistent = std::make_unique<Buffer>(device, p.persistent_size_in_bytes);
+  void* stream = reinterpret_cast<void*>(call.stream);
+  entry->op.initialize(odml_bindings{nullptr, 0, nullptr, 0, {}, entry->persistent ? entry->persistent->binding() : odml_buffer_binding{}},
+                       stream);
+  if (entry->persistent) device.synchronize(stream);
+  cache().insert(key, entry);
+  return entry;
+}
+
+void execute(const Entry& e, const Call& call, const std::vector<const Spec*>& inputs,
+             const std::vector<const Spec*>& outputs) {
+  std::vector<odml_buffer_binding> in, out;
+  size_t r = 0;
+  t_last_inputs.clear();
+  t_last_outputs.clear();
+  for (const Spec* s : inputs) {
+    in.push_back({s->data, e.region_bytes[r++]});
+    t_last_inputs.push_back(reinterpret_cast<uintptr_t>(s->data));
+  }
+  for (const Spec* s : outputs) {
+    out.push_back({s->data, e.region_bytes[r++]});
+    t_last_outputs.push_back(reinterpret_cast<uintptr_t>(s->data));
+  }
+  // The temporary region comes from the caller's library, so that it is stream-ordered like any
+  // other of its allocations; over-allocated to meet DirectML's 256-byte alignment.
+  nb::object temporary_array;
+  odml_buffer_binding temporary{};
+  if (e.temporary_bytes) {
+    temporary_array = call.empty({static_cast<int64_t>(e.temporary_bytes + 256)}, nb::str("uint8"));
+    const Borrowed t = call.take(temporary_array, "the temporary region", true);
+    const auto address = (reinterpret_cast<uintptr_t>(t.data) + 255) & ~uintptr_t{255};
+    temporary = {reinterpret_cast<void*>(address), e.temporary_bytes};
+  }
+  const odml_bindings b{in.data(), static_cast<uint32_t>(in.size()), out.data(), static_cast<uint32_t>(out.size()),
+                        temporary, e.persistent ? e.persistent->binding() : odml_buffer_binding{}};
+  void* stream = reinterpret_cast<void*>(call.stream);
+  if (call.place.cuda) {
+    e.op.execute(b, stream);
+    if (call.framework->synchronize) device_for(call.place).synchronize(stream);
+  } else {
+    nb::gil_scoped_release release;  // the CPU backend runs here, on its own threads
+    e.op.execute(b, stream);
+  }
+}
+
+// Writes a zero count for an empty input, which DirectML cannot describe.
+void zero(const Call& call, std::byte* data, uint64_t bytes) {
+  if (!call.place.cuda) {
+    std::memset(data, 0, bytes);
+    return;
+  }
+#ifdef OPENDML_WITH_CUDA
+  const cudaError_t error = cudaMemsetAsync(data, 0, bytes, reinterpret_cast<cudaStream_t>(call.stream));
+  if (error != cudaSuccess) throw Error(ODML_STATUS_DEVICE_FAILURE, call.prefix() + cudaGetErrorString(error));
+#endif
+}
+
+// ---- The operations ----------------------------------------------------------------------------------
+
+uint32_t extensions_for(const std::string& index_dtype, DML_TENSOR_DATA_TYPE* type) {
+  if (index_dtype == "uint32") {
+    *type = DML_TENSOR_DATA_TYPE_UINT32;
+    return 0;
+  }
+  if (index_dtype == "int64" || index_dtype == "uint64") {
+    *type = index_dtype == "int64" ? DML_TENSOR_DATA_TYPE_INT64 : DML_TENSOR_DATA_TYPE_UINT64;
+    return kExtension64BitIndices;
+  }
+  invalid("nonzero: index_dtype is '" + index_dtype + "'; it must be 'uint32', or 'int64' or 'uint64' (opendml's "
+          "64-bit indices extension)");
+}
+
+nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed, const std::string& index_dtype,
+                  nb::handle out, nb::handle stream) {
+  const Call call("nonzero", x, "x", stream);
+  DML_TENSOR_DATA_TYPE index_type;
+  const uint32_t extensions = extensions_for(index_dtype, &index_type);
+  const Borrowed input = call.take(x, "x", false);
+  if (input.ndim == 0) invalid("nonzero: x is 0-d; DirectML tensors have at least one dimension (reshape it to (1,))");
+  const int64_t m = input.size();
+  const int64_t n = columns ? *columns : input.ndim;
+  if (n < 0) invalid("nonzero: columns is " + std::to_string(n) + "; it must be positive");
+
+  nb::object coords, count;
+  if (out.is_none()) {
+    const nb::str dtype(index_dtype.c_str());
+    count = call.empty({1}, dtype);
+    coords = transposed ? call.empty({n, m}, dtype) : call.empty({m, n}, dtype);
+  } else {
+    const auto pair = nb::cast<nb::sequence>(out);
+    if (nb::len(pair) != 2) invalid("nonzero: out must be (coords, count)");
+    coords = pair[0];
+    count = pair[1];
+  }
+  const Borrowed c = call.take(coords, "coords", true), k = call.take(count, "count", true);
+  if (c.ndim != 2)
+    invalid("nonzero: coords has " + std::to_string(c.ndim) + " dimensions; it must be 2-D, (x.size, columns)" +
+            (transposed ? " transposed" : ""));
+  if (m == 0) {  // no coordinates to write, and DirectML has no empty tensors
+    if (k.size() != 1) invalid("nonzero: count has " + std::to_string(k.size()) + " elements; it must have one");
+    zero(call, k.data, k.element_bytes);
+    return nb::make_tuple(coords, count);
+  }
+  if (extensions) unsupported("nonzero: index_dtype '" + index_dtype + "' needs the 64-bit indices extension, which this build of opendml does not have yet");
+  (void)index_type;
+
+  static const int kTransposed[2] = {1, 0};  // DirectML sees (M, N) through the (N, M) array's strides
+  const Spec in = spec_of(input, "nonzero: x");
+  Spec cnt = spec_of(k, "nonzero: count");
+  if (cnt.rank == 0) cnt.rank = 1, cnt.sizes[0] = 1;  // a 0-d count is one element
+  const Spec crd = spec_of(c, "nonzero: coords", transposed ? kTransposed : nullptr);
+
+  thread_local std::string key;
+  key.assign("N");
+  key.append(reinterpret_cast<const char*>(&call.place), sizeof call.place);
+  for (const Spec* s : std::initializer_list<const Spec*>{&in, &cnt, &crd}) s->append_key(key);
+  const auto entry = compiled(key, call, {&in, &cnt, &crd}, extensions, [](std::vector<TensorDesc>& d) {
+    return std::make_unique<NonzeroCoordinatesDesc>(d[0], d[1], d[2]);
+  });
+  execute(*entry, call, {&in}, {&cnt, &crd});
+  return nb::make_tuple(coords, count);
+}
+
+std::string type_name(DML_TENSOR_DATA_TYPE type) {
+  static const char* const names[] = {"UNKNOWN", "FLOAT32", "FLOAT16", "UINT32", "UINT16", "UINT8", "INT32",
+                                      "INT16",   "INT8",    "FLOAT64", "UINT64", "INT64",  "UINT4", "INT4"};
+  return type >= 0 && type <= DML_TENSOR_DATA_TYPE_INT4 ? names[type] : std::to_string(int(type));
+}
+
+// The shape every piece must have but along axis; names the first piece that differs.
+void check_pieces(const Call& call, const std::vector<Borrowed>& pieces, const char* name, const Borrowed& whole,
+                  uint32_t axis) {
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    const Borrowed& p = pieces[i];
+    bool same = p.ndim == whole.ndim && p.type == whole.type;
+    for (int d = 0; same && d < p.ndim; ++d) same = d == int(axis) || p.shape[d] == whole.shape[d];
+    if (!same)
+      invalid(call.prefix() + name + "[" + std::to_string(i) + "] has shape " + shape_string(shape_of(p)) +
+              " and DirectML type " + type_name(p.type) + " but the whole has shape " +
+              shape_string(shape_of(whole)) + " and type " + type_name(whole.type) +
+              "; every dimension other than axis " + std::to_string(axis) + " and the type must match");
+  }
+}
+
+std::string join_split_key(char op, const Call& call, uint32_t axis, const Spec& whole, const std::vector<Spec>& pieces) {
+  std::string key(1, op);
+  key.append(reinterpret_cast<const char*>(&call.place), sizeof call.place);
+  key.append(reinterpret_cast<const char*>(&axis), sizeof axis);
+  whole.append_key(key);
+  for (const Spec& s : pieces) s.append_key(key);
+  return key;
+}
+
+nb::object concat(nb::sequence arrays, int64_t axis, nb::handle out, nb::handle stream) {
+  const size_t count = nb::len(arrays);
+  if (count == 0) invalid("concat: arrays is empty; concatenation needs at least one array");
+  const Call call("concat", arrays[0], "arrays[0]", stream);
+  std::vector<Borrowed> in;
+  in.reserve(count);
+  for (size_t i = 0; i < count; ++i) in.push_back(call.take(arrays[i], "arrays[" + std::to_string(i) + "]", false));
+  if (in[0].ndim == 0) invalid("concat: arrays[0] is 0-d; zero-dimensional arrays cannot be concatenated");
+  const uint32_t a = normalize_axis(axis, in[0].ndim, call.prefix());
+
+  std::vector<int64_t> shape = shape_of(in[0]);
+  shape[a] = 0;
+  for (const Borrowed& b : in) shape[a] += b.ndim == in[0].ndim ? b.shape[a] : 0;
+  nb::object result = out.is_none() ? call.empty(shape) : nb::borrow(out);
+  const Borrowed whole = call.take(result, "out", true);
+  if (shape_of(whole) != shape)
+    invalid("concat: out has shape " + shape_string(shape_of(whole)) + " but the result has shape " +
+            shape_string(shape));
+  check_pieces(call, in, "arrays", whole, a);
+  if (whole.size() == 0) return result;
+
+  // Arrays empty along axis take no part: DirectML has no empty tensors.
+  std::vector<Spec> pieces;
+  for (size_t i = 0; i < count; ++i)
+    if (in[i].size() > 0) pieces.push_back(spec_of(in[i], "concat: arrays[" + std::to_string(i) + "]"));
+  const Spec w = spec_of(whole, "concat: out");
+  std::vector<const Spec*> tensors, inputs;
+  for (const Spec& s : pieces) tensors.push_back(&s), inputs.push_back(&s);
+  tensors.push_back(&w);
+  const auto entry = compiled(join_split_key('J', call, a, w, pieces), call, tensors, 0, [a](std::vector<TensorDesc>& d) {
+    TensorDesc output = d.back();
+    d.pop_back();
+    return std::make_unique<JoinDesc>(std::move(d), output, a);
+  });
+  execute(*entry, call, inputs, {&w});
+  return result;
+}
+
+nb::list split(nb::handle x, nb::handle sizes, int64_t axis, nb::handle out, nb::handle stream) {
+  const Call call("split", x, "x", stream);
+  const Borrowed input = call.take(x, "x", false);
+  if (input.ndim == 0) invalid("split: x is 0-d; zero-dimensional arrays cannot be split");
+  const uint32_t a = normalize_axis(axis, input.ndim, call.prefix());
+  const int64_t length = input.shape[a];
+
+  std::vector<int64_t> sections;
+  if (PyLong_Check(sizes.ptr())) {
+    const int64_t n = nb::cast<int64_t>(sizes);
+    if (n <= 0 || length % n != 0)
+      invalid("split: x.shape[" + std::to_string(a) + "] is " + std::to_string(length) + ", which does not split into " +
+              std::to_string(n) + " equal sections");
+    sections.assign(static_cast<size_t>(n), length / n);
+  } else {
+    int64_t sum = 0;
+    for (nb::handle s : nb::cast<nb::sequence>(sizes)) {
+      const int64_t v = nb::cast<int64_t>(s);
+      if (v < 0) invalid("split: sizes[" + std::to_string(sections.size()) + "] is " + std::to_string(v) + "; section sizes cannot be negative");
+      sections.push_back(v);
+      sum += v;
+    }
+    if (sections.empty()) invalid("split: sizes is empty; it needs at least one section");
+    if (sum != length)
+      invalid("split: sizes add up to " + std::to_string(sum) + " but x.shape[" + std::to_string(a) + "] is " +
+              std::to_string(length));
+  }
+
+  nb::list parts;
+  if (out.is_none()) {
+    std::vector<int64_t> shape = shape_of(input);
+    for (int64_t s : sections) {
+      shape[a] = s;
+      parts.append(call.empty(shape));
+    }
+  } else {
+    for (nb::handle o : nb::cast<nb::sequence>(out)) parts.append(o);
+    if (parts.size() != sections.size())
+      invalid("split: out has " + std::to_string(parts.size()) + " arrays but there are " +
+              std::to_string(sections.size()) + " sections");
+  }
+  std::vector<Borrowed> outs;
+  for (size_t i = 0; i < sections.size(); ++i) {
+    outs.push_back(call.take(parts[i], "out[" + std::to_string(i) + "]", true));
+    if (outs.back().ndim == input.ndim && outs.back().shape[a] != sections[i])
+      invalid("split: out[" + std::to_string(i) + "] is " + std::to_string(outs.back().shape[a]) + " long along axis " +
+              std::to_string(a) + " but its section is " + std::to_string(sections[i]));
+  }
+  check_pieces(call, outs, "out", input, a);
+  if (input.size() == 0) return parts;
+
+  std::vector<Spec> pieces;
+  for (size_t i = 0; i < outs.size(); ++i)
+    if (outs[i].size() > 0) pieces.push_back(spec_of(outs[i], "split: out[" + std::to_string(i) + "]"));
+  const Spec w = spec_of(input, "split: x");
+  std::vector<const Spec*> tensors{&w}, outputs;
+  for (const Spec& s : pieces) tensors.push_back(&s), outputs.push_back(&s);
+  const auto entry = compiled(join_split_key('S', call, a, w, pieces), call, tensors, 0, [a](std::vector<TensorDesc>& d) {
+    TensorDesc input = d.front();
+    return std::make_unique<SplitDesc>(input, std::vector<TensorDesc>(d.begin() + 1, d.end()), a);
+  });
+  execute(*entry, call, {&w}, outputs);
+  return parts;
+}
+
+}  // namespace
+
+void bind_arrays(nb::module_& m) {
+  m.def("nonzero", &nonzero, "x"_a, "columns"_a = nb::none(), "transposed"_a = false, "index_dtype"_a = "uint32",
+        "out"_a = nb::none(), "stream"_a = nb::none());
+  m.def("concat", &concat, "arrays"_a, "axis"_a = 0, "out"_a = nb::none(), "stream"_a = nb::none());
+  m.def("split", &split, "x"_a, "sizes"_a, "axis"_a = 0, "out"_a = nb::none(), "stream"_a = nb::none());
+  m.def("cache_info", [] { return cache().info(); });
+  m.def("set_cache_capacity", [](size_t n) { cache().set_capacity(n); }, "capacity"_a);
+  m.def("clear_cache", [] { cache().clear(); });
+  m.def("_last_bindings", [] { return std::make_pair(t_last_inputs, t_last_outputs); });
+}
+
+}  // namespace opendml::python

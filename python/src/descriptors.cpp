@@ -1,0 +1,240 @@
+// The descriptor layer: DirectML's vocabulary as the C++ API has it (include/opendml/opendml.hpp),
+// with the same lifecycle and the same messages.
+#include "descriptors.h"
+
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <optional>
+#include <vector>
+
+namespace opendml::python {
+namespace {
+
+using namespace nb::literals;
+
+std::vector<uint32_t> to_uint32s(const std::vector<int64_t>& values, const std::string& what) {
+  std::vector<uint32_t> out(values.size());
+  for (size_t i = 0; i < values.size(); ++i) out[i] = to_uint32(values[i], what + "[" + std::to_string(i) + "]");
+  return out;
+}
+
+// Operator keeps its Device private; the Python object needs it for compile's result.
+struct PyOperator {
+  Operator op;
+  Device device;
+};
+
+// A compiled operator and, after initialize() without regions, the regions it allocated and keeps
+// (as the C++ wrapper does): execute binds them when the caller binds none.
+struct PyCompiled {
+  CompiledOperator op;
+  Device device;
+  std::shared_ptr<Buffer> persistent, temporary;
+};
+
+// One binding: None (unbound), (address, bytes), or an array on the operator's device.
+odml_buffer_binding region_of(nb::handle obj, const std::string& what, const Device& device, intptr_t stream,
+                              std::vector<Borrowed>& borrowed) {
+  if (obj.is_none()) return {};
+  if (nb::isinstance<nb::tuple>(obj)) {
+    const auto t = nb::cast<nb::tuple>(obj);
+    if (t.size() != 2) invalid(what + " is a tuple of " + std::to_string(t.size()) + "; a region is (address, bytes)");
+    return {reinterpret_cast<void*>(nb::cast<uintptr_t>(t[0])), nb::cast<uint64_t>(t[1])};
+  }
+  const Place place = place_of(obj, what), wanted = place_of(device);
+  if (!(place == wanted))
+    invalid(what + " is on " + place.name() + " but the operator runs on " + device.name());
+  borrowed.push_back(borrow(obj, what, place, stream, false));
+  const Borrowed& b = borrowed.back();
+  return {b.data, b.extent_bytes()};
+}
+
+std::vector<odml_buffer_binding> regions_of(const std::vector<nb::object>& objs, const std::string& what,
+                                            const Device& device, intptr_t stream, std::vector<Borrowed>& borrowed) {
+  std::vector<odml_buffer_binding> out;
+  out.reserve(objs.size());
+  for (size_t i = 0; i < objs.size(); ++i)
+    out.push_back(region_of(objs[i], what + "[" + std::to_string(i) + "]", device, stream, borrowed));
+  return out;
+}
+
+odml_buffer_binding kept(const std::shared_ptr<Buffer>& buffer) {
+  return buffer ? buffer->binding() : odml_buffer_binding{};
+}
+
+void initialize(PyCompiled& c, std::optional<std::vector<nb::object>> inputs, nb::handle persistent,
+                nb::handle stream_obj) {
+  const intptr_t stream = stream_handle(stream_obj);
+  void* s = reinterpret_cast<void*>(stream);
+  if (!inputs && persistent.is_none()) {
+    const odml_binding_properties p = c.op.binding_properties();
+    c.persistent = p.persistent_size_in_bytes ? std::make_shared<Buffer>(c.device, p.persistent_size_in_bytes) : nullptr;
+    c.temporary = p.temporary_size_in_bytes ? std::make_shared<Buffer>(c.device, p.temporary_size_in_bytes) : nullptr;
+    c.op.initialize(odml_bindings{nullptr, 0, nullptr, 0, {}, kept(c.persistent)}, s);
+    return;
+  }
+  std::vector<Borrowed> borrowed;
+  const std::vector<odml_buffer_binding> in =
+      inputs ? regions_of(*inputs, "inputs", c.device, stream, borrowed) : std::vector<odml_buffer_binding>{};
+  c.op.initialize(odml_bindings{in.data(), static_cast<uint32_t>(in.size()), nullptr, 0, {},
+                                region_of(persistent, "persistent", c.device, stream, borrowed)},
+                  s);
+}
+
+void execute(const PyCompiled& c, const std::vector<nb::object>& inputs, const std::vector<nb::object>& outputs,
+             nb::handle temporary, nb::handle persistent, nb::handle stream_obj) {
+  const intptr_t stream = stream_handle(stream_obj);
+  std::vector<Borrowed> borrowed;
+  const auto in = regions_of(inputs, "inputs", c.device, stream, borrowed);
+  const auto out = regions_of(outputs, "outputs", c.device, stream, borrowed);
+  const odml_buffer_binding t = temporary.is_none() ? kept(c.temporary)
+                                                    : region_of(temporary, "temporary", c.device, stream, borrowed);
+  const odml_buffer_binding p = persistent.is_none() ? kept(c.persistent)
+                                                     : region_of(persistent, "persistent", c.device, stream, borrowed);
+  c.op.execute(odml_bindings{in.data(), static_cast<uint32_t>(in.size()), out.data(),
+                             static_cast<uint32_t>(out.size()), t, p},
+               reinterpret_cast<void*>(stream));
+}
+
+}  // namespace
+
+Operator create_operator(const Device& device, const OperatorDesc& desc, uint32_t feature_level, uint32_t extensions) {
+  if (extensions & ~kExtension64BitIndices)
+    invalid("extensions is " + std::to_string(extensions) + "; the only extension is EXTENSION_64BIT_INDICES (1)");
+  if (extensions != 0)
+    unsupported("the 64-bit indices extension (EXTENSION_64BIT_INDICES) is not in this build of opendml yet");
+  return Operator(device, desc, DML_FEATURE_LEVEL(feature_level));
+}
+
+void bind_descriptors(nb::module_& m) {
+  nb::enum_<DML_TENSOR_DATA_TYPE>(m, "DataType", nb::is_arithmetic(), "DML_TENSOR_DATA_TYPE")
+      .value("UNKNOWN", DML_TENSOR_DATA_TYPE_UNKNOWN)
+      .value("FLOAT32", DML_TENSOR_DATA_TYPE_FLOAT32)
+      .value("FLOAT16", DML_TENSOR_DATA_TYPE_FLOAT16)
+      .value("UINT32", DML_TENSOR_DATA_TYPE_UINT32)
+      .value("UINT16", DML_TENSOR_DATA_TYPE_UINT16)
+      .value("UINT8", DML_TENSOR_DATA_TYPE_UINT8)
+      .value("INT32", DML_TENSOR_DATA_TYPE_INT32)
+      .value("INT16", DML_TENSOR_DATA_TYPE_INT16)
+      .value("INT8", DML_TENSOR_DATA_TYPE_INT8)
+      .value("FLOAT64", DML_TENSOR_DATA_TYPE_FLOAT64)
+      .value("UINT64", DML_TENSOR_DATA_TYPE_UINT64)
+      .value("INT64", DML_TENSOR_DATA_TYPE_INT64)
+      .value("UINT4", DML_TENSOR_DATA_TYPE_UINT4)
+      .value("INT4", DML_TENSOR_DATA_TYPE_INT4);
+  nb::enum_<DML_TENSOR_FLAGS>(m, "TensorFlags", nb::is_arithmetic(), "DML_TENSOR_FLAGS")
+      .value("NONE", DML_TENSOR_FLAG_NONE)
+      .value("OWNED_BY_DML", DML_TENSOR_FLAG_OWNED_BY_DML);
+  nb::enum_<DML_FEATURE_LEVEL>(m, "FeatureLevel", nb::is_arithmetic(), "DML_FEATURE_LEVEL")
+      .value("LEVEL_1_0", DML_FEATURE_LEVEL_1_0)
+      .value("LEVEL_2_0", DML_FEATURE_LEVEL_2_0)
+      .value("LEVEL_2_1", DML_FEATURE_LEVEL_2_1)
+      .value("LEVEL_3_0", DML_FEATURE_LEVEL_3_0)
+      .value("LEVEL_3_1", DML_FEATURE_LEVEL_3_1)
+      .value("LEVEL_4_0", DML_FEATURE_LEVEL_4_0)
+      .value("LEVEL_4_1", DML_FEATURE_LEVEL_4_1)
+      .value("LEVEL_5_0", DML_FEATURE_LEVEL_5_0)
+      .value("LEVEL_5_1", DML_FEATURE_LEVEL_5_1)
+      .value("LEVEL_5_2", DML_FEATURE_LEVEL_5_2)
+      .value("LEVEL_6_0", DML_FEATURE_LEVEL_6_0)
+      .value("LEVEL_6_1", DML_FEATURE_LEVEL_6_1)
+      .value("LEVEL_6_2", DML_FEATURE_LEVEL_6_2)
+      .value("LEVEL_6_3", DML_FEATURE_LEVEL_6_3)
+      .value("LEVEL_6_4", DML_FEATURE_LEVEL_6_4);
+  m.attr("EXTENSION_64BIT_INDICES") = kExtension64BitIndices;
+
+  nb::class_<Device>(m, "Device", "A CPU or CUDA device: Device(\"cpu\" | \"cuda\" | \"cuda:N\").")
+      .def(nb::init<const std::string&>(), "name"_a = "cpu")
+      .def_prop_ro("name", &Device::name)
+      .def(
+          "synchronize", [](const Device& d, nb::handle stream) { d.synchronize(reinterpret_cast<void*>(stream_handle(stream))); },
+          "stream"_a = nb::none(), "Waits for the work queued on stream (None: the default stream).")
+      .def("__repr__", [](const Device& d) { return "opendml.Device('" + d.name() + "')"; });
+
+  nb::class_<TensorDesc>(m, "TensorDesc", "A DML_BUFFER_TENSOR_DESC that owns its arrays.")
+      .def(
+          "__init__",
+          [](TensorDesc* self, DML_TENSOR_DATA_TYPE type, const std::vector<int64_t>& sizes,
+             std::optional<std::vector<int64_t>> strides, DML_TENSOR_FLAGS flags, std::optional<int64_t> total_size,
+             int64_t alignment) {
+            std::optional<std::vector<uint32_t>> s;
+            if (strides) s = to_uint32s(*strides, "TensorDesc: strides");
+            new (self) TensorDesc(type, to_uint32s(sizes, "TensorDesc: sizes"), std::move(s), flags);
+            if (total_size) {
+              if (*total_size < 0) invalid("TensorDesc: total_size is " + std::to_string(*total_size) + "; it must not be negative");
+              self->total_size(static_cast<uint64_t>(*total_size));
+            }
+            self->alignment(to_uint32(alignment, "TensorDesc: alignment"));
+          },
+          "dtype"_a, "sizes"_a, "strides"_a = nb::none(), "flags"_a = DML_TENSOR_FLAG_NONE,
+          "total_size"_a = nb::none(), "alignment"_a = 0)
+      .def_prop_ro("dtype", [](const TensorDesc& t) { return t.buffer().DataType; })
+      .def_prop_ro("sizes", [](const TensorDesc& t) { return t.sizes(); })
+      .def_prop_ro("strides",
+                   [](const TensorDesc& t) -> std::optional<std::vector<uint32_t>> {
+                     const DML_BUFFER_TENSOR_DESC& b = t.buffer();
+                     if (b.Strides == nullptr) return std::nullopt;
+                     return std::vector<uint32_t>(b.Strides, b.Strides + b.DimensionCount);
+                   })
+      .def_prop_ro("flags", [](const TensorDesc& t) { return t.buffer().Flags; })
+      .def_prop_ro("total_size", [](const TensorDesc& t) { return t.total_size(); })
+      .def_prop_ro("alignment", [](const TensorDesc& t) { return t.buffer().GuaranteedBaseOffsetAlignment; });
+
+  nb::class_<OperatorDesc>(m, "OperatorDesc", "A DML_OPERATOR_DESC: JoinDesc, SplitDesc or NonzeroCoordinatesDesc.");
+  nb::class_<JoinDesc, OperatorDesc>(m, "JoinDesc", "DML_JOIN_OPERATOR_DESC")
+      .def(
+          "__init__",
+          [](JoinDesc* self, std::vector<TensorDesc> inputs, TensorDesc output, int64_t axis) {
+            new (self) JoinDesc(std::move(inputs), std::move(output), to_uint32(axis, "JoinDesc: axis"));
+          },
+          "inputs"_a, "output"_a, "axis"_a);
+  nb::class_<SplitDesc, OperatorDesc>(m, "SplitDesc", "DML_SPLIT_OPERATOR_DESC")
+      .def(
+          "__init__",
+          [](SplitDesc* self, TensorDesc input, std::vector<TensorDesc> outputs, int64_t axis) {
+            new (self) SplitDesc(std::move(input), std::move(outputs), to_uint32(axis, "SplitDesc: axis"));
+          },
+          "input"_a, "outputs"_a, "axis"_a);
+  nb::class_<NonzeroCoordinatesDesc, OperatorDesc>(m, "NonzeroCoordinatesDesc",
+                                                   "DML_NONZERO_COORDINATES_OPERATOR_DESC")
+      .def(nb::init<TensorDesc, TensorDesc, TensorDesc>(), "input"_a, "count"_a, "coordinates"_a);
+
+  nb::class_<odml_binding_properties>(m, "BindingProperties")
+      .def_ro("input_count", &odml_binding_properties::input_count)
+      .def_ro("output_count", &odml_binding_properties::output_count)
+      .def_ro("temporary_size_in_bytes", &odml_binding_properties::temporary_size_in_bytes)
+      .def_ro("persistent_size_in_bytes", &odml_binding_properties::persistent_size_in_bytes)
+      .def("__repr__", [](const odml_binding_properties& p) {
+        return "BindingProperties(input_count=" + std::to_string(p.input_count) +
+               ", output_count=" + std::to_string(p.output_count) +
+               ", temporary_size_in_bytes=" + std::to_string(p.temporary_size_in_bytes) +
+               ", persistent_size_in_bytes=" + std::to_string(p.persistent_size_in_bytes) + ")";
+      });
+
+  nb::class_<PyCompiled>(m, "CompiledOperator")
+      .def("binding_properties", [](const PyCompiled& c) { return c.op.binding_properties(); })
+      .def("implementation", [](const PyCompiled& c) { return c.op.implementation(); })
+      .def("initialize", &initialize, "inputs"_a = nb::none(), "persistent"_a = nb::none(), "stream"_a = nb::none(),
+           "Once before executing. Without regions, allocates the persistent and temporary regions compile asked "
+           "for and keeps them for execute; or binds the OWNED_BY_DML inputs (None for the others) and the "
+           "persistent region given. Regions are arrays on the operator's device or (address, bytes).")
+      .def("execute", &execute, "inputs"_a, "outputs"_a, "temporary"_a = nb::none(), "persistent"_a = nb::none(),
+           "stream"_a = nb::none(),
+           "Binds inputs and outputs in DirectML's binding order and runs; an unbound temporary or persistent "
+           "region is the one initialize() kept. Asynchronous on stream for a CUDA device.");
+
+  nb::class_<PyOperator>(m, "Operator")
+      .def(
+          "__init__",
+          [](PyOperator* self, const Device& device, const OperatorDesc& desc, uint32_t feature_level,
+             uint32_t extensions) {
+            new (self) PyOperator{create_operator(device, desc, feature_level, extensions), device};
+          },
+          "device"_a, "desc"_a, "feature_level"_a = 0, "extensions"_a = 0,
+          "Validates desc against feature_level (0: the highest).")
+      .def("compile", [](const PyOperator& o) { return PyCompiled{o.op.compile(), o.device, nullptr, nullptr}; });
+}
+
+}  // namespace opendml::python

@@ -1,0 +1,304 @@
+#include "dlpack.h"
+
+#include <unordered_map>
+
+#ifdef OPENDML_WITH_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+namespace opendml::python {
+namespace {
+
+constexpr int32_t kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3, kDLCUDAManaged = 13;
+constexpr uint64_t kDLFlagReadOnly = 1, kDLFlagIsCopied = 2;
+enum : uint8_t { kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4, kDLBool = 6 };
+
+std::string python_type_name(nb::handle obj) { return nb::type_name(obj.type()).c_str(); }
+
+// The DirectML type that moves and tests an element exactly as the array's own type would.
+DML_TENSOR_DATA_TYPE dml_type(uint8_t code, uint8_t bits, uint16_t lanes) {
+  if (lanes != 1) return DML_TENSOR_DATA_TYPE_UNKNOWN;
+  switch (code) {
+    case kDLInt:
+      return bits == 8    ? DML_TENSOR_DATA_TYPE_INT8
+             : bits == 16 ? DML_TENSOR_DATA_TYPE_INT16
+             : bits == 32 ? DML_TENSOR_DATA_TYPE_INT32
+             : bits == 64 ? DML_TENSOR_DATA_TYPE_INT64
+                          : DML_TENSOR_DATA_TYPE_UNKNOWN;
+    case kDLUInt:
+      return bits == 8    ? DML_TENSOR_DATA_TYPE_UINT8
+             : bits == 16 ? DML_TENSOR_DATA_TYPE_UINT16
+             : bits == 32 ? DML_TENSOR_DATA_TYPE_UINT32
+             : bits == 64 ? DML_TENSOR_DATA_TYPE_UINT64
+                          : DML_TENSOR_DATA_TYPE_UNKNOWN;
+    case kDLFloat:
+      return bits == 16   ? DML_TENSOR_DATA_TYPE_FLOAT16
+             : bits == 32 ? DML_TENSOR_DATA_TYPE_FLOAT32
+             : bits == 64 ? DML_TENSOR_DATA_TYPE_FLOAT64
+                          : DML_TENSOR_DATA_TYPE_UNKNOWN;
+    // bfloat16 travels as FLOAT16: both are copied bit for bit, and both are zero exactly when every
+    // bit but the sign is zero, which is NONZERO's test for FLOAT16.
+    case kDLBfloat:
+      return bits == 16 ? DML_TENSOR_DATA_TYPE_FLOAT16 : DML_TENSOR_DATA_TYPE_UNKNOWN;
+    // A bool is one byte holding 0 or 1: UINT8 moves and tests it the same way.
+    case kDLBool:
+      return bits == 8 ? DML_TENSOR_DATA_TYPE_UINT8 : DML_TENSOR_DATA_TYPE_UNKNOWN;
+    default:
+      return DML_TENSOR_DATA_TYPE_UNKNOWN;
+  }
+}
+
+std::string dl_type_name(uint8_t code, uint8_t bits, uint16_t lanes) {
+  static const char* const names[] = {"int", "uint", "float", "opaque", "bfloat", "complex", "bool"};
+  std::string name = code < 7 ? names[code] : "type code " + std::to_string(code) + " of ";
+  name += std::to_string(bits);
+  if (lanes != 1) name += "x" + std::to_string(lanes);
+  return name;
+}
+
+void set_type(Borrowed& b, uint8_t code, uint8_t bits, uint16_t lanes, const std::string& what) {
+  b.type = dml_type(code, bits, lanes);
+  if (b.type == DML_TENSOR_DATA_TYPE_UNKNOWN)
+    unsupported(what + " has element type " + dl_type_name(code, bits, lanes) + ", which has no DirectML data type");
+  b.element_bytes = bits / 8;
+}
+
+void set_layout(Borrowed& b, int ndim, const int64_t* shape, const int64_t* strides, const std::string& what) {
+  if (ndim > kMaxDims)
+    invalid(what + " has " + std::to_string(ndim) + " dimensions; DirectML tensors have at most 8");
+  b.ndim = ndim;
+  int64_t packed = 1;
+  for (int d = ndim - 1; d >= 0; --d) {
+    b.shape[d] = shape[d];
+    b.strides[d] = strides ? strides[d] : packed;
+    packed *= shape[d];
+  }
+}
+
+#ifdef OPENDML_WITH_CUDA
+void check_cuda(cudaError_t error, const std::string& what) {
+  if (error != cudaSuccess) throw Error(ODML_STATUS_DEVICE_FAILURE, what + ": " + cudaGetErrorString(error));
+}
+#endif
+
+// The CUDA array interface (version 3): the producer names the stream its writes are on, and the
+// consumer orders its own stream after them.
+void wait_for_producer(intptr_t producer, intptr_t consumer, const std::string& what) {
+#ifdef OPENDML_WITH_CUDA
+  if (producer == consumer) return;
+  cudaEvent_t event;
+  check_cuda(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), what);
+  cudaError_t error = cudaEventRecord(event, reinterpret_cast<cudaStream_t>(producer));
+  if (error == cudaSuccess) error = cudaStreamWaitEvent(reinterpret_cast<cudaStream_t>(consumer), event, 0);
+  cudaEventDestroy(event);
+  check_cuda(error, what + ": ordering the stream after __cuda_array_interface__['stream']");
+#else
+  (void)producer, (void)consumer;
+  unsupported(what + ": this build of opendml has no CUDA backend");
+#endif
+}
+
+int cuda_device_of(uintptr_t pointer, const std::string& what) {
+#ifdef OPENDML_WITH_CUDA
+  cudaPointerAttributes attributes{};
+  check_cuda(cudaPointerGetAttributes(&attributes, reinterpret_cast<const void*>(pointer)),
+             what + ": cudaPointerGetAttributes");
+  return attributes.device;
+#else
+  (void)pointer;
+  unsupported(what + " is CUDA memory (__cuda_array_interface__) but this build of opendml has no CUDA backend");
+#endif
+}
+
+void borrow_cuda_array_interface(Borrowed& b, nb::handle array, const std::string& what, intptr_t stream,
+                                 bool writable) {
+  const nb::dict cai = nb::cast<nb::dict>(array.attr("__cuda_array_interface__"));
+  if (cai.contains("mask") && !cai["mask"].is_none()) unsupported(what + " has a mask (__cuda_array_interface__)");
+  const auto data = nb::cast<nb::tuple>(cai["data"]);
+  if (writable && nb::cast<bool>(data[1])) invalid(what + " is read-only");
+  b.data = reinterpret_cast<std::byte*>(nb::cast<uintptr_t>(data[0]));
+
+  // typestr: byte order, kind, bytes ("<f4", "|b1").
+  const std::string typestr = nb::cast<std::string>(cai["typestr"]);
+  const int bytes = typestr.size() >= 3 ? std::atoi(typestr.c_str() + 2) : 0;
+  const char kind = typestr.size() >= 3 ? typestr[1] : '?';
+  const uint8_t code = kind == 'i' ? kDLInt : kind == 'u' ? kDLUInt : kind == 'f' ? kDLFloat : kind == 'b' ? kDLBool : 255;
+  if (typestr[0] == '>' || code == 255 || bytes <= 0)
+    unsupported(what + " has element type '" + typestr + "', which has no DirectML data type");
+  set_type(b, code, static_cast<uint8_t>(bytes * 8), 1, what);
+
+  const auto shape = nb::cast<nb::tuple>(cai["shape"]);
+  int64_t dims[kMaxDims], strides[kMaxDims];
+  const int ndim = static_cast<int>(shape.size());
+  if (ndim > kMaxDims) invalid(what + " has " + std::to_string(ndim) + " dimensions; DirectML tensors have at most 8");
+  const bool strided = cai.contains("strides") && !cai["strides"].is_none();
+  for (int d = 0; d < ndim; ++d) {
+    dims[d] = nb::cast<int64_t>(shape[d]);
+    if (strided) {
+      const int64_t byte_stride = nb::cast<int64_t>(nb::cast<nb::tuple>(cai["strides"])[d]);
+      if (byte_stride % bytes != 0)
+        unsupported(what + " has a stride of " + std::to_string(byte_stride) + " bytes, not a whole number of elements");
+      strides[d] = byte_stride / bytes;
+    }
+  }
+  set_layout(b, ndim, dims, strided ? strides : nullptr, what);
+  if (cai.contains("stream") && !cai["stream"].is_none())
+    wait_for_producer(nb::cast<intptr_t>(cai["stream"]), stream, what);
+}
+
+// Producers that predate DLPack 1.0 reject max_version; each such type is asked once.
+std::unordered_map<PyTypeObject*, bool>& legacy_producers() {
+  static std::unordered_map<PyTypeObject*, bool> types;
+  return types;
+}
+
+nb::object call_dlpack(nb::handle array, Place place, intptr_t stream) {
+  // DLPack's stream numbers: 1 is CUDA's legacy default stream, which the null handle means here.
+  nb::object dlpack = array.attr("__dlpack__");
+  nb::kwargs kwargs;
+  if (place.cuda) kwargs["stream"] = stream == 0 ? intptr_t(1) : stream;
+  bool& legacy = legacy_producers()[Py_TYPE(array.ptr())];
+  if (!legacy) {
+    kwargs["max_version"] = nb::make_tuple(1, 0);
+    try {
+      return dlpack(**kwargs);
+    } catch (nb::python_error& e) {
+      if (!e.matches(PyExc_TypeError)) throw;
+      legacy = true;
+      PyDict_DelItemString(kwargs.ptr(), "max_version");
+    }
+  }
+  return dlpack(**kwargs);
+}
+
+}  // namespace
+
+Borrowed& Borrowed::operator=(Borrowed&& other) noexcept {
+  if (this != &other) {
+    release();
+    data = other.data;
+    place = other.place;
+    type = other.type;
+    element_bytes = other.element_bytes;
+    ndim = other.ndim;
+    std::copy(other.shape, other.shape + ndim, shape);
+    std::copy(other.strides, other.strides + ndim, strides);
+    managed_ = other.managed_;
+    release_ = other.release_;
+    other.managed_ = nullptr;
+    other.release_ = nullptr;
+  }
+  return *this;
+}
+
+void Borrowed::release() {
+  if (release_ != nullptr) release_(managed_);
+  release_ = nullptr;
+  managed_ = nullptr;
+}
+
+bool Borrowed::contiguous() const {
+  int64_t packed = 1;
+  for (int d = ndim - 1; d >= 0; --d) {
+    if (shape[d] != 1 && strides[d] != packed) return false;
+    packed *= shape[d];
+  }
+  return true;
+}
+
+uint64_t Borrowed::extent_bytes() const {
+  uint64_t last = 0;
+  for (int d = 0; d < ndim; ++d) {
+    if (shape[d] == 0) return 0;
+    last += uint64_t(shape[d] - 1) * uint64_t(strides[d] < 0 ? -strides[d] : strides[d]);
+  }
+  return (last + 1) * element_bytes;
+}
+
+Place place_of(nb::handle array, const std::string& what) {
+  if (nb::hasattr(array, "__dlpack_device__")) {
+    const auto device = nb::cast<nb::tuple>(array.attr("__dlpack_device__")());
+    const int32_t type = nb::cast<int32_t>(device[0]), id = nb::cast<int32_t>(device[1]);
+    if (type == kDLCPU || type == kDLCUDAHost) return {false, 0};
+    if (type == kDLCUDA || type == kDLCUDAManaged) return {true, id};
+    unsupported(what + " is on DLPack device type " + std::to_string(type) + "; opendml runs on the CPU and CUDA");
+  }
+  if (nb::hasattr(array, "__cuda_array_interface__")) {
+    const auto data = nb::cast<nb::tuple>(array.attr("__cuda_array_interface__")["data"]);
+    return {true, cuda_device_of(nb::cast<uintptr_t>(data[0]), what)};
+  }
+  invalid(what + " is a " + python_type_name(array) +
+          ", which speaks neither DLPack (__dlpack__) nor the CUDA array interface; pass an array "
+          "(NumPy, PyTorch, CuPy, JAX, ...)");
+}
+
+Borrowed borrow(nb::handle array, const std::string& what, Place place, intptr_t stream, bool writable) {
+  Borrowed b;
+  b.place = place;
+  if (!nb::hasattr(array, "__dlpack__")) {
+    borrow_cuda_array_interface(b, array, what, stream, writable);
+    return b;
+  }
+  nb::object capsule;
+  try {
+    capsule = call_dlpack(array, place, stream);
+  } catch (nb::python_error& e) {
+    // NumPy refuses to export a read-only array through unversioned DLPack, for instance.
+    invalid(what + ": " + python_type_name(array) + ".__dlpack__ failed: " + e.what());
+  }
+  PyObject* cap = capsule.ptr();
+  DLTensor* t = nullptr;
+  uint64_t flags = 0;
+  if (PyCapsule_IsValid(cap, "dltensor_versioned")) {
+    auto* m = static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(cap, "dltensor_versioned"));
+    PyCapsule_SetName(cap, "used_dltensor_versioned");  // the deleter is now ours to call
+    b.managed_ = m;
+    b.release_ = [](void* p) {
+      auto* m = static_cast<DLManagedTensorVersioned*>(p);
+      if (m->deleter) m->deleter(m);
+    };
+    t = &m->dl_tensor;
+    flags = m->flags;
+  } else if (PyCapsule_IsValid(cap, "dltensor")) {
+    auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap, "dltensor"));
+    PyCapsule_SetName(cap, "used_dltensor");
+    b.managed_ = m;
+    b.release_ = [](void* p) {
+      auto* m = static_cast<DLManagedTensor*>(p);
+      if (m->deleter) m->deleter(m);
+    };
+    t = &m->dl_tensor;
+  } else {
+    invalid(what + ": " + python_type_name(array) + ".__dlpack__ returned something other than a DLPack capsule");
+  }
+  if (writable && (flags & kDLFlagReadOnly)) invalid(what + " is read-only");
+  if (writable && (flags & kDLFlagIsCopied))
+    invalid(what + " came through DLPack as a copy, so results written to it would be lost");
+  b.data = static_cast<std::byte*>(t->data) + t->byte_offset;
+  set_type(b, t->dtype.code, t->dtype.bits, t->dtype.lanes, what);
+  set_layout(b, t->ndim, t->shape, t->strides, what);
+  return b;
+}
+
+}  // namespace opendml::python
+
+namespace opendml::python {
+
+intptr_t stream_handle(nb::handle stream) {
+  if (stream.is_none()) return 0;
+  if (PyLong_Check(stream.ptr())) return nb::cast<intptr_t>(stream);
+  if (nb::hasattr(stream, "__cuda_stream__"))
+    return nb::cast<intptr_t>(nb::cast<nb::tuple>(stream.attr("__cuda_stream__")())[1]);
+  if (nb::hasattr(stream, "cuda_stream")) return nb::cast<intptr_t>(stream.attr("cuda_stream"));
+  if (nb::hasattr(stream, "ptr")) return nb::cast<intptr_t>(stream.attr("ptr"));
+  invalid("stream is a " + python_type_name(stream) +
+          "; pass None, a cudaStream_t as an int, or a stream object (PyTorch, CuPy, __cuda_stream__)");
+}
+
+Place place_of(const Device& device) {
+  const std::string name = device.name();
+  if (name.rfind("cuda:", 0) == 0) return {true, std::atoi(name.c_str() + 5)};
+  return {false, 0};
+}
+
+}  // namespace opendml::python

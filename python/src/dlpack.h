@@ -1,0 +1,112 @@
+// Borrowing arrays from other libraries without a copy: DLPack (the `__dlpack__` protocol, with its
+// stream handshake) and, where an object lacks it, the CUDA array interface.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "common.h"
+
+namespace opendml::python {
+
+// DLPack's ABI (version 1.0 and the legacy unversioned form): what a producer's capsule points to.
+struct DLDevice {
+  int32_t device_type;
+  int32_t device_id;
+};
+struct DLDataType {
+  uint8_t code;
+  uint8_t bits;
+  uint16_t lanes;
+};
+struct DLTensor {
+  void* data;
+  DLDevice device;
+  int32_t ndim;
+  DLDataType dtype;
+  int64_t* shape;
+  int64_t* strides;  // in elements; null means packed row-major
+  uint64_t byte_offset;
+};
+struct DLManagedTensor {
+  DLTensor dl_tensor;
+  void* manager_ctx;
+  void (*deleter)(DLManagedTensor*);
+};
+struct DLPackVersion {
+  uint32_t major, minor;
+};
+struct DLManagedTensorVersioned {
+  DLPackVersion version;
+  void* manager_ctx;
+  void (*deleter)(DLManagedTensorVersioned*);
+  uint64_t flags;
+  DLTensor dl_tensor;
+};
+
+// Where an array's memory lives, as the opendml device that can address it.
+struct Place {
+  bool cuda = false;
+  int32_t id = 0;
+  bool operator==(const Place&) const = default;
+  std::string name() const { return cuda ? "cuda:" + std::to_string(id) : "cpu"; }
+};
+
+// Storage for dimensions; DirectML's own limit (8) is the library's to report, with its message.
+constexpr int kMaxDims = 32;
+
+// An array borrowed for the length of one call: its address, data type and layout in elements.
+class Borrowed {
+ public:
+  Borrowed() = default;
+  Borrowed(Borrowed&& other) noexcept { *this = std::move(other); }
+  Borrowed& operator=(Borrowed&& other) noexcept;
+  Borrowed(const Borrowed&) = delete;
+  ~Borrowed() { release(); }
+
+  std::byte* data = nullptr;
+  Place place;
+  DML_TENSOR_DATA_TYPE type = DML_TENSOR_DATA_TYPE_UNKNOWN;
+  uint32_t element_bytes = 0;
+  int ndim = 0;
+  int64_t shape[kMaxDims]{};
+  int64_t strides[kMaxDims]{};  // in elements
+
+  int64_t size() const {
+    int64_t n = 1;
+    for (int d = 0; d < ndim; ++d) n *= shape[d];
+    return n;
+  }
+  // Packed row-major (dimensions of size 1 may have any stride).
+  bool contiguous() const;
+  // Bytes from the first element to one past the last, as a binding region must cover.
+  uint64_t extent_bytes() const;
+
+ private:
+  friend Borrowed borrow(nb::handle, const std::string&, Place, intptr_t, bool);
+  void release();
+  void* managed_ = nullptr;
+  void (*release_)(void*) = nullptr;
+};
+
+// The device an array's memory is on (its __dlpack_device__, or the CUDA array interface's pointer).
+Place place_of(nb::handle array, const std::string& what);
+
+// Borrows `array` (named `what` in messages) that lives at `place`. On CUDA, `stream` is the
+// cudaStream_t the work will run on: the producer makes it wait for the array (DLPack's handshake).
+// A `writable` array must not come back read-only or copied.
+Borrowed borrow(nb::handle array, const std::string& what, Place place, intptr_t stream, bool writable);
+
+}  // namespace opendml::python
+
+namespace opendml::python {
+
+// A cudaStream_t from Python: None (the null stream), an int, or a stream object of PyTorch
+// (.cuda_stream), CuPy (.ptr) or any library that speaks __cuda_stream__.
+intptr_t stream_handle(nb::handle stream);
+
+// The device that an opendml::Device runs on, from its name ("cpu (...)", "cuda:N (...)").
+Place place_of(const Device& device);
+
+}  // namespace opendml::python
