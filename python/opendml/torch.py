@@ -12,6 +12,7 @@ docs/python.md describes this layer.
     parts = opendml.torch.split(y, [2, 3], axis=0)   # torch.split, the parts are copies
 """
 
+import functools
 from collections.abc import Sequence
 from typing import Optional
 
@@ -19,7 +20,6 @@ import opendml
 import torch
 
 from ._shapes import equal_parts, join_shape, normalize_axis, split_shapes
-from ._zero_test import ZERO_TEST_AS, dtype_name
 
 __all__ = ["nonzero", "join", "split"]
 
@@ -35,7 +35,7 @@ def _stream(x: torch.Tensor) -> Optional[int]:
 
 def _bits(x: torch.Tensor) -> torch.Tensor:
     if x.element_size() not in _UNSIGNED:
-        raise NotImplementedError(f"opendml.torch: {x.dtype} elements are {x.element_size()} bytes; JOIN and SPLIT move elements of 1, 2, 4 or 8 bytes")
+        raise opendml.UnsupportedError(f"opendml.torch: {x.dtype} elements are {x.element_size()} bytes; JOIN and SPLIT move elements of 1, 2, 4 or 8 bytes")
     return x.view(_UNSIGNED[x.element_size()])
 
 
@@ -46,6 +46,16 @@ def _coordinates_shape(x: torch.Tensor, columns: Optional[int]) -> tuple:
     return (x.numel(), x.dim() if columns is None else columns)
 
 
+@functools.cache
+def _int64_indices() -> bool:
+    """Whether this build has opendml's 64-bit indices extension (int64 coordinates)."""
+    try:
+        opendml.nonzero(torch.ones(1, dtype=torch.uint8), index_dtype="int64")
+        return True
+    except opendml.UnsupportedError:
+        return False
+
+
 @torch.library.custom_op("opendml::nonzero_coordinates", mutates_args=())
 def nonzero_coordinates(x: torch.Tensor, columns: Optional[int] = None) -> tuple[torch.Tensor, torch.Tensor]:
     """DML_OPERATOR_NONZERO_COORDINATES: int64 coordinates [x.numel(), columns] (default x.dim())
@@ -53,14 +63,16 @@ def nonzero_coordinates(x: torch.Tensor, columns: Optional[int] = None) -> tuple
     at or past the count are unspecified."""
     coords = torch.empty(_coordinates_shape(x, columns), dtype=torch.int64, device=x.device)
     count = torch.empty(1, dtype=torch.int64, device=x.device)
-    if x.numel() == 0:
-        count.zero_()
-    elif x.dim() == 0:
-        # A scalar has no coordinate columns, only a count (torch.nonzero gives [count, 0] too).
+    if x.dim() == 0:
+        # DirectML tensors have a dimension; a scalar has only a count (and torch.nonzero gives
+        # [count, 0] coordinates too).
         count.copy_((x != 0).reshape(1))
+    elif _int64_indices():
+        opendml.nonzero(x, columns=coords.shape[1], index_dtype="int64", out=(coords, count), stream=_stream(x))
     else:
-        view = x.view(getattr(torch, ZERO_TEST_AS.get(dtype_name(x.dtype), dtype_name(x.dtype))))
-        opendml.nonzero(view, columns=coords.shape[1], index_dtype="int64", out=(coords, count), stream=_stream(x))
+        # Without the extension DirectML writes uint32, widened here on the device.
+        for wide, narrow in zip((coords, count), opendml.nonzero(x, columns=coords.shape[1], stream=_stream(x))):
+            wide.copy_(narrow)
     return coords, count
 
 

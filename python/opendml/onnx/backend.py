@@ -38,7 +38,7 @@ def _split_sizes(node: onnx.NodeProto, inputs: list, opset: int, axis_size: int)
 
 def check_operator(node: onnx.NodeProto) -> None:
     if node.domain not in _DEFAULT_DOMAINS or node.op_type not in OPERATORS:
-        raise NotImplementedError(f"opendml.onnx runs {', '.join(OPERATORS)}, not {node.domain or 'ai.onnx'}.{node.op_type}")
+        raise opendml.UnsupportedError(f"opendml.onnx runs {', '.join(OPERATORS)}, not {node.domain or 'ai.onnx'}.{node.op_type}")
 
 
 def run_operator(node: onnx.NodeProto, inputs: list, opset: int) -> list:
@@ -103,7 +103,7 @@ class OpenDMLBackend(base.Backend):
     @classmethod
     def _check_device(cls, device: str) -> None:
         if not cls.supports_device(device):
-            raise NotImplementedError(f"opendml.onnx runs on the CPU device, not {device}")
+            raise opendml.UnsupportedError(f"opendml.onnx runs on the CPU device, not {device}")
 
     @classmethod
     def prepare(cls, model: onnx.ModelProto, device: str = "CPU", **kwargs) -> OpenDMLBackendRep:

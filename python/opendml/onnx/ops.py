@@ -14,7 +14,6 @@ import opendml
 from onnx import TensorProto, helper
 
 from .._shapes import join_shape, normalize_axis, split_shapes
-from .._zero_test import ZERO_TEST_AS
 
 # ONNX element types NonZero cannot take, with the reason (docs/python.md lists the same).
 _NO_ZERO_TEST_REASON_FLOAT = "DirectML has no float type of this width, and -0.0 has a bit set, so an integer test would count it"
@@ -35,6 +34,21 @@ NONZERO_UNSUPPORTED = {
 # Concat and Split move bits, so any fixed-width type moves as an unsigned integer of its width.
 MOVE_UNSUPPORTED = {"STRING": NONZERO_UNSUPPORTED["STRING"]}
 
+# NumPy cannot hand these ml_dtypes types over through DLPack; NONZERO_COORDINATES tests them through
+# the bits of a DirectML type whose zero test gives the same answer (docs/python.md, "Element types").
+ZERO_TEST_AS = {
+    # Zero exactly when every bit but the sign bit is clear, as in float16.
+    "bfloat16": np.float16,
+    # Their only zero is 0x00 (0x80 is their NaN).
+    "float8_e4m3fnuz": np.uint8,
+    "float8_e5m2fnuz": np.uint8,
+    # One element a byte, the value in the low bits; zero is 0x00.
+    "int4": np.uint8,
+    "uint4": np.uint8,
+    "int2": np.uint8,
+    "uint2": np.uint8,
+}
+
 # DirectML's operators take at most 8 dimensions. Concat and Split fold any rank into three.
 _MAX_RANK = 8
 
@@ -49,7 +63,7 @@ def type_name(x: np.ndarray) -> str:
 def _check_type(op: str, x: np.ndarray, unsupported: dict) -> None:
     name = type_name(x)
     if name in unsupported:
-        raise NotImplementedError(f"opendml.onnx: {op} of {name}: {unsupported[name]}")
+        raise opendml.UnsupportedError(f"opendml.onnx: {op} of {name}: {unsupported[name]}")
 
 
 def _words(x: np.ndarray, axis: int) -> np.ndarray:
@@ -67,7 +81,7 @@ def nonzero(x: np.ndarray) -> np.ndarray:
     x = np.asarray(x)
     _check_type("NonZero", x, NONZERO_UNSUPPORTED)
     if x.ndim > _MAX_RANK:
-        raise NotImplementedError(f"opendml.onnx: NonZero of rank {x.ndim}: NONZERO_COORDINATES takes at most 8 dimensions")
+        raise opendml.UnsupportedError(f"opendml.onnx: NonZero of rank {x.ndim}: NONZERO_COORDINATES takes at most 8 dimensions")
     if x.size == 0:
         return np.zeros((x.ndim, 0), np.int64)
     view = x.view(ZERO_TEST_AS.get(x.dtype.name, x.dtype)).reshape(x.shape or (1,))
