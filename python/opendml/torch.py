@@ -98,7 +98,8 @@ def nonzero(x: torch.Tensor, *, columns: Optional[int] = None, fill_value: Optio
 @torch.library.custom_op("opendml::join", mutates_args=())
 def _join(inputs: Sequence[torch.Tensor], axis: int) -> torch.Tensor:
     """DML_OPERATOR_JOIN: the inputs concatenated along axis (negative counts from the end)."""
-    out = inputs[0].new_empty(join_shape("opendml.torch.join", inputs, axis))
+    shape = join_shape("opendml.torch.join", inputs, axis)
+    out = inputs[0].new_empty(shape)
     filled = [_bits(t) for t in inputs if t.numel()]  # DirectML has no empty tensors
     if out.numel():
         opendml.concat(filled, normalize_axis("opendml.torch.join", axis, out.dim()), out=_bits(out), stream=_stream(out))
@@ -107,7 +108,8 @@ def _join(inputs: Sequence[torch.Tensor], axis: int) -> torch.Tensor:
 
 @_join.register_fake
 def _(inputs, axis):
-    return inputs[0].new_empty(join_shape("opendml.torch.join", inputs, axis))
+    shape = join_shape("opendml.torch.join", inputs, axis)
+    return inputs[0].new_empty(shape)
 
 
 @torch.library.custom_op("opendml::split", mutates_args=())
