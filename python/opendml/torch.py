@@ -3,8 +3,9 @@
 Each operator has a fake implementation whose output shapes follow from the input shapes alone:
 NONZERO_COORDINATES writes DirectML's worst case, one coordinate row per element, and leaves the
 number of valid rows on the device. So torch.compile traces a function that uses them into one
-graph (torch.nonzero's data-dependent shape breaks it), and on CUDA they run on the current stream
-without waiting for the host, which lets torch.cuda.graph capture and replay them.
+graph (torch.nonzero's data-dependent shape breaks it), and on CUDA they run on torch's current
+stream without waiting for the host (the array layer sees to both), which lets torch.cuda.graph
+capture and replay them.
 docs/python.md describes this layer.
 
     coords, count = opendml.torch.nonzero(mask)      # coords [mask.numel(), mask.dim()] int64
@@ -26,11 +27,6 @@ __all__ = ["nonzero", "join", "split"]
 # JOIN and SPLIT move bits (docs/decisions.md), so every type goes through the unsigned integer of
 # its width: one path for bool, bfloat16, float8 and complex64 as for the types DirectML names.
 _UNSIGNED = {1: torch.uint8, 2: torch.uint16, 4: torch.uint32, 8: torch.uint64}
-
-
-def _stream(x: torch.Tensor) -> Optional[int]:
-    """The caller's current stream: opendml queues its work there and never synchronises."""
-    return torch.cuda.current_stream(x.device).cuda_stream if x.is_cuda else None
 
 
 def _bits(x: torch.Tensor) -> torch.Tensor:
@@ -68,10 +64,10 @@ def nonzero_coordinates(x: torch.Tensor, columns: Optional[int] = None) -> tuple
         # [count, 0] coordinates too).
         count.copy_((x != 0).reshape(1))
     elif _int64_indices():
-        opendml.nonzero(x, columns=coords.shape[1], index_dtype="int64", out=(coords, count), stream=_stream(x))
+        opendml.nonzero(x, columns=coords.shape[1], index_dtype="int64", out=(coords, count))
     else:
         # Without the extension DirectML writes uint32, widened here on the device.
-        for wide, narrow in zip((coords, count), opendml.nonzero(x, columns=coords.shape[1], stream=_stream(x))):
+        for wide, narrow in zip((coords, count), opendml.nonzero(x, columns=coords.shape[1])):
             wide.copy_(narrow)
     return coords, count
 
@@ -102,7 +98,7 @@ def _join(inputs: Sequence[torch.Tensor], axis: int) -> torch.Tensor:
     out = inputs[0].new_empty(shape)
     filled = [_bits(t) for t in inputs if t.numel()]  # DirectML has no empty tensors
     if out.numel():
-        opendml.concat(filled, normalize_axis("opendml.torch.join", axis, out.dim()), out=_bits(out), stream=_stream(out))
+        opendml.concat(filled, normalize_axis("opendml.torch.join", axis, out.dim()), out=_bits(out))
     return out
 
 
@@ -119,7 +115,7 @@ def _split(x: torch.Tensor, sizes: Sequence[int], axis: int) -> list[torch.Tenso
     filled = [o for o in outs if o.numel()]  # DirectML has no empty tensors
     if filled:
         axis = normalize_axis("opendml.torch.split", axis, x.dim())
-        opendml.split(_bits(x), [o.shape[axis] for o in filled], axis, out=[_bits(o) for o in filled], stream=_stream(x))
+        opendml.split(_bits(x), [o.shape[axis] for o in filled], axis, out=[_bits(o) for o in filled])
     return outs
 
 

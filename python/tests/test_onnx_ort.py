@@ -40,18 +40,17 @@ def assert_bit_equal(ours, theirs):
         assert a.tobytes() == b.tobytes()
 
 
-def random_shape(rng, rank, allow_empty):
-    low = 0 if allow_empty else 1
-    return tuple(int(s) for s in rng.integers(low, 5, size=rank))
+def random_case(seed, types, min_rank=1):
+    """A random generator, element type, rank, axis and shape (sizes 1 to 4) for one case."""
+    rng = np.random.default_rng(seed)
+    rank = int(rng.integers(min_rank, 6))
+    axis = int(rng.integers(-rank, rank)) if rank else 0
+    return rng, types[seed % len(types)], rank, axis, [int(s) for s in rng.integers(1, 5, size=rank)]
 
 
 @pytest.mark.parametrize("seed", range(60))
 def test_random_concat(seed):
-    rng = np.random.default_rng(seed)
-    type_name = MOVE_TYPES[seed % len(MOVE_TYPES)]
-    rank = int(rng.integers(1, 6))
-    axis = int(rng.integers(-rank, rank))
-    base = random_shape(rng, rank, allow_empty=False)
+    rng, type_name, rank, axis, base = random_case(seed, MOVE_TYPES)
     inputs = {}
     for i in range(int(rng.integers(1, 6))):
         shape = list(base)
@@ -63,11 +62,7 @@ def test_random_concat(seed):
 
 @pytest.mark.parametrize("seed", range(60))
 def test_random_split(seed):
-    rng = np.random.default_rng(1000 + seed)
-    type_name = MOVE_TYPES[seed % len(MOVE_TYPES)]
-    rank = int(rng.integers(1, 6))
-    axis = int(rng.integers(-rank, rank))
-    shape = list(random_shape(rng, rank, allow_empty=False))
+    rng, type_name, rank, axis, shape = random_case(1000 + seed, MOVE_TYPES)
     shape[axis] = int(rng.integers(0, 9))
     x = sample(type_name, shape, rng)
     count = int(rng.integers(1, 5))
@@ -87,9 +82,9 @@ def test_random_split(seed):
 
 @pytest.mark.parametrize("seed", range(60))
 def test_random_nonzero(seed):
-    rng = np.random.default_rng(2000 + seed)
-    type_name = NONZERO_TYPES[seed % len(NONZERO_TYPES)]
-    rank = int(rng.integers(0, 6))
-    x = sample(type_name, random_shape(rng, rank, allow_empty=seed % 7 == 0), rng)
+    rng, type_name, rank, axis, shape = random_case(2000 + seed, NONZERO_TYPES, min_rank=0)
+    if seed % 7 == 0 and rank:
+        shape[axis] = 0  # an empty input
+    x = sample(type_name, shape, rng)
     ours, theirs = run_both([helper.make_node("NonZero", ["x"], ["y"])], {"x": x}, ["y"], 13, output_type=TensorProto.INT64)
     assert_bit_equal(ours, theirs)
