@@ -2,7 +2,7 @@
 # Installs the Debian/Ubuntu packages that building and testing opendml needs, where they are
 # missing. The CUDA backend is built when nvcc is found (the toolkit is not installed here).
 set -euo pipefail
-packages=(cmake ninja-build g++ python3 libgtest-dev libgmock-dev nlohmann-json3-dev)
+packages=(cmake ninja-build g++ python3 python3-dev python3-venv libgtest-dev libgmock-dev nlohmann-json3-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds and runs every test: the whole suite under AddressSanitizer and UndefinedBehaviorSanitizer
 # (CPU backend), then a release build with the CUDA backend for Hopper (sm_90) when nvcc is
-# available; its GPU tests report "skipped" on a machine without a GPU. This is what CI runs.
+# available; its GPU tests report "skipped" on a machine without a GPU; then the Python package's
+# tests (scripts/test-python.sh). This is what CI runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -12,3 +13,4 @@ if command -v nvcc >/dev/null; then
 else
   echo "test: no nvcc, so the CUDA backend was not built"
 fi
+scripts/test-python.sh

@@ -68,7 +68,22 @@ TEST(CApi, StatusNames) {
   EXPECT_STREQ(odml_status_name(ODML_STATUS_UNSUPPORTED), "UNSUPPORTED");
   EXPECT_STREQ(odml_status_name(ODML_STATUS_OUT_OF_MEMORY), "OUT_OF_MEMORY");
   EXPECT_STREQ(odml_status_name(ODML_STATUS_DEVICE_FAILURE), "DEVICE_FAILURE");
-  EXPECT_STREQ(odml_status_name(static_cast<odml_status>(7)), "UNKNOWN_STATUS");
+  // A C caller may pass any int (regression: a value outside the enumerators was undefined
+  // behaviour before odml_status had a fixed underlying type).
+  for (int value : {5, 7, 8, 1000, -1, INT32_MIN, INT32_MAX})
+    EXPECT_STREQ(odml_status_name(static_cast<odml_status>(value)), "UNKNOWN_STATUS") << value;
+}
+
+TEST(CApi, ExtensionBitsMustBeKnown) {
+  const OpDesc desc = sample_join();
+  odml_operator op = nullptr;
+  EXPECT_TRUE(status_is(odml_operator_create_ex(cpu_device().get(), &desc.get(), DML_FEATURE_LEVEL(0), 0x6, &op),
+                        kInvalid, {"extensions 0x6", "not odml_extension values"}));
+  EXPECT_EQ(op, nullptr);
+  ASSERT_TRUE(status_is(odml_operator_create_ex(cpu_device().get(), &desc.get(), DML_FEATURE_LEVEL(0),
+                                                ODML_EXTENSIONS_ALL, &op),
+                        ODML_STATUS_SUCCESS));
+  odml_operator_destroy(op);
 }
 
 TEST(CApi, CpuDeviceOpens) {

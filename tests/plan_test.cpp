@@ -14,15 +14,15 @@
 namespace odml_test {
 namespace {
 
-using opendml::CopyItem;
-using opendml::CopyPlan;
-using opendml::Dims;
-using opendml::NonzeroPlan;
+using opendml::internal::CopyItem;
+using opendml::internal::CopyPlan;
+using opendml::internal::Dims;
+using opendml::internal::NonzeroPlan;
 
-opendml::Plan plan(const OpDesc& desc) {
-  auto def = opendml::create_operator_def(&desc.get(), DML_FEATURE_LEVEL(0));
+opendml::internal::Plan plan(const OpDesc& desc) {
+  auto def = opendml::internal::create_operator_def(&desc.get(), {});
   if (!def.ok()) throw std::runtime_error(def.status().message());
-  return opendml::plan_operator(*def);
+  return opendml::internal::plan_operator(*def);
 }
 
 CopyPlan copy_plan(const OpDesc& desc) { return std::get<CopyPlan>(plan(desc)); }

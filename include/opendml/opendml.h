@@ -28,7 +28,7 @@
 extern "C" {
 #endif
 
-typedef enum odml_status {
+typedef enum odml_status OPENDML_ENUM_BASE {
   ODML_STATUS_SUCCESS = 0,
   /* The caller broke a rule: a descriptor, a binding or an argument is invalid (DirectML's
    * E_INVALIDARG). */
@@ -40,7 +40,7 @@ typedef enum odml_status {
   ODML_STATUS_DEVICE_FAILURE = 4
 } odml_status;
 
-/* "SUCCESS", "INVALID_ARGUMENT", ... */
+/* "SUCCESS", "INVALID_ARGUMENT", ...; "UNKNOWN_STATUS" for a value that is none of these. */
 OPENDML_API const char* odml_status_name(odml_status status);
 
 /* The message of the most recent opendml call on this thread: empty when it succeeded. Valid until
@@ -78,6 +78,21 @@ typedef struct odml_compiled_operator_s* odml_compiled_operator;
  * descriptor is copied: it may be freed once the call returns. */
 OPENDML_API odml_status odml_operator_create(odml_device device, const DML_OPERATOR_DESC* desc,
                                              DML_FEATURE_LEVEL feature_level, odml_operator* op);
+
+/* Extensions to DirectML's rules that a caller opts into at creation (docs/contract.md section 7).
+ * Without them, validation is exactly DirectML's. */
+typedef enum odml_extension OPENDML_ENUM_BASE {
+  ODML_EXTENSION_NONE = 0,
+  /* 64-bit indices: NONZERO_COORDINATES may write INT64 or UINT64 counts and coordinates, and
+   * tensors of every operator may hold up to 2^64 - 1 elements instead of 2^32 - 1. */
+  ODML_EXTENSION_64BIT_INDICES = 1,
+  ODML_EXTENSIONS_ALL = 1
+} odml_extension;
+
+/* odml_operator_create with extensions: a bitwise OR of odml_extension values. */
+OPENDML_API odml_status odml_operator_create_ex(odml_device device, const DML_OPERATOR_DESC* desc,
+                                                DML_FEATURE_LEVEL feature_level, uint32_t extensions,
+                                                odml_operator* op);
 OPENDML_API void odml_operator_destroy(odml_operator op);
 
 /* Plans the operator for its device. The compiled operator is independent of op. */

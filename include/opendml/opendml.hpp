@@ -248,12 +248,15 @@ class CompiledOperator {
 
 class Operator {
  public:
-  Operator(const Device& device, const OperatorDesc& desc, DML_FEATURE_LEVEL level = DML_FEATURE_LEVEL(0))
-      : Operator(device, desc.desc(), level) {}
-  Operator(const Device& device, const DML_OPERATOR_DESC& desc, DML_FEATURE_LEVEL level = DML_FEATURE_LEVEL(0))
+  // extensions: odml_extension bits the caller opts into (ODML_EXTENSION_64BIT_INDICES).
+  Operator(const Device& device, const OperatorDesc& desc, DML_FEATURE_LEVEL level = DML_FEATURE_LEVEL(0),
+           uint32_t extensions = ODML_EXTENSION_NONE)
+      : Operator(device, desc.desc(), level, extensions) {}
+  Operator(const Device& device, const DML_OPERATOR_DESC& desc, DML_FEATURE_LEVEL level = DML_FEATURE_LEVEL(0),
+           uint32_t extensions = ODML_EXTENSION_NONE)
       : device_(device) {
     odml_operator op = nullptr;
-    check(odml_operator_create(device.get(), &desc, level, &op));
+    check(odml_operator_create_ex(device.get(), &desc, level, extensions, &op));
     handle_.reset(op);
   }
   odml_operator get() const { return handle_.get(); }

@@ -5,7 +5,7 @@
 #include "core/status.h"
 #include "ops/operator.h"
 
-namespace opendml {
+namespace opendml::internal {
 
 enum class Phase { kInitialize, kExecute };
 
@@ -17,4 +17,4 @@ struct RegionSizes {
 
 Status check_bindings(const OperatorDef& op, const odml_bindings* bindings, Phase phase, RegionSizes sizes);
 
-}  // namespace opendml
+}  // namespace opendml::internal

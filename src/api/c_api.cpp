@@ -7,17 +7,17 @@
 #include "backends/device.h"
 #include "opendml/opendml.h"
 
-using opendml::Status;
+using opendml::internal::Status;
 
 struct odml_device_s {
-  std::shared_ptr<opendml::Device> device;
+  std::shared_ptr<opendml::internal::Device> device;
 };
 struct odml_operator_s {
-  std::shared_ptr<opendml::Device> device;
-  opendml::OperatorDef def;
+  std::shared_ptr<opendml::internal::Device> device;
+  opendml::internal::OperatorDef def;
 };
 struct odml_compiled_operator_s {
-  std::unique_ptr<opendml::CompiledOperator> compiled;
+  std::unique_ptr<opendml::internal::CompiledOperator> compiled;
 };
 
 namespace {
@@ -33,13 +33,18 @@ odml_status record(Body&& body) {
     status = body();
   } catch (const std::bad_alloc&) {
     status = Status(ODML_STATUS_OUT_OF_MEMORY, "opendml: out of host memory");
+  } catch (const std::exception& e) {
+    // No exception may cross the C boundary; one that reaches here is opendml's own defect.
+    status = Status(ODML_STATUS_DEVICE_FAILURE, std::string("opendml: internal error: ") + e.what());
+  } catch (...) {
+    status = Status(ODML_STATUS_DEVICE_FAILURE, "opendml: internal error: an unknown exception");
   }
   last_error = status.message();
   return status.code();
 }
 
 Status null_argument(const char* function, const char* name) {
-  return opendml::invalid_argument(function, ": ", name, " is null");
+  return opendml::internal::invalid_argument(function, ": ", name, " is null");
 }
 
 }  // namespace
@@ -63,7 +68,7 @@ odml_status odml_device_create(const char* name, odml_device* device) {
   return record([&]() -> Status {
     if (device == nullptr) return null_argument("odml_device_create", "device");
     if (name == nullptr) return null_argument("odml_device_create", "name");
-    auto opened = opendml::open_device(name);
+    auto opened = opendml::internal::open_device(name);
     if (!opened.ok()) return opened.status();
     *device = new odml_device_s{std::move(*opened)};
     return {};
@@ -119,10 +124,15 @@ odml_status odml_device_synchronize(odml_device device, void* stream) {
 
 odml_status odml_operator_create(odml_device device, const DML_OPERATOR_DESC* desc, DML_FEATURE_LEVEL feature_level,
                                  odml_operator* op) {
+  return odml_operator_create_ex(device, desc, feature_level, ODML_EXTENSION_NONE, op);
+}
+
+odml_status odml_operator_create_ex(odml_device device, const DML_OPERATOR_DESC* desc, DML_FEATURE_LEVEL feature_level,
+                                    uint32_t extensions, odml_operator* op) {
   return record([&]() -> Status {
     if (device == nullptr) return null_argument("odml_operator_create", "device");
     if (op == nullptr) return null_argument("odml_operator_create", "op");
-    auto def = opendml::create_operator_def(desc, feature_level);
+    auto def = opendml::internal::create_operator_def(desc, {feature_level, extensions});
     if (!def.ok()) return def.status();
     *op = new odml_operator_s{device->device, std::move(*def)};
     return {};
@@ -135,7 +145,7 @@ odml_status odml_operator_compile(odml_operator op, odml_compiled_operator* comp
   return record([&]() -> Status {
     if (op == nullptr) return null_argument("odml_operator_compile", "op");
     if (compiled == nullptr) return null_argument("odml_operator_compile", "compiled");
-    auto result = opendml::CompiledOperator::compile(op->device, op->def);
+    auto result = opendml::internal::CompiledOperator::compile(op->device, op->def);
     if (!result.ok()) return result.status();
     *compiled = new odml_compiled_operator_s{std::move(*result)};
     return {};

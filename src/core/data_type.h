@@ -9,7 +9,7 @@
 
 #include "opendml/directml.h"
 
-namespace opendml {
+namespace opendml::internal {
 
 struct DataTypeInfo {
   DML_TENSOR_DATA_TYPE type;
@@ -68,4 +68,4 @@ class DataTypeSet {
   uint32_t bits_ = 0;
 };
 
-}  // namespace opendml
+}  // namespace opendml::internal

@@ -6,7 +6,7 @@
 
 #include "core/data_type.h"
 
-namespace opendml {
+namespace opendml::internal {
 namespace {
 
 constexpr uint64_t kSaturated = uint64_t{1} << 63;
@@ -195,11 +195,11 @@ Result<Tensor> read_tensor(const DML_TENSOR_DESC* desc, Role role, std::string_v
   return t;
 }
 
-}  // namespace opendml
+}  // namespace opendml::internal
 
 extern "C" UINT64 DMLCalcBufferTensorSize(DML_TENSOR_DATA_TYPE dataType, UINT dimensionCount, const UINT* sizes,
                                           const UINT* strides) {
-  using namespace opendml;
+  using namespace opendml::internal;
   const DataTypeInfo* type = data_type_info(dataType);
   if (type == nullptr || sizes == nullptr || dimensionCount > kMaxRank) return 0;
   Dims s{}, st{};

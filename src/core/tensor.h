@@ -10,7 +10,7 @@
 #include "core/status.h"
 #include "opendml/directml.h"
 
-namespace opendml {
+namespace opendml::internal {
 
 inline constexpr uint32_t kMaxRank = DML_TENSOR_DIMENSION_COUNT_MAX1;
 // Element counts and physical extents are at most this (SPEC.md section 2, rule 7).
@@ -87,4 +87,4 @@ void MultiView<kViews>::coalesce() {
 // "{1, 2, 3}", for messages.
 std::string dims_to_string(const Dims& dims, uint32_t rank);
 
-}  // namespace opendml
+}  // namespace opendml::internal

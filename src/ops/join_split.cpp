@@ -5,7 +5,7 @@
 #include "core/data_type.h"
 #include "ops/support.h"
 
-namespace opendml {
+namespace opendml::internal {
 namespace {
 
 constexpr SupportRow kJoinSupport[] = {
@@ -40,7 +40,8 @@ constexpr Fields kSplit = {DML_OPERATOR_SPLIT, "SPLIT",       "OutputCount", "Ou
                            "InputTensor",      Role::kOutput, kSplitSupport};
 
 Result<OperatorDef> validate(const Fields& f, UINT count, const DML_TENSOR_DESC* pieces, const DML_TENSOR_DESC* whole,
-                             UINT axis, DML_FEATURE_LEVEL level) {
+                             UINT axis, const CreateOptions& options) {
+  const DML_FEATURE_LEVEL level = options.feature_level;
   const std::string op = cat(f.op, ": ");
   if (count == 0) return invalid_argument(op, f.count, " is 0; it must be at least 1");
   if (pieces == nullptr) return invalid_argument(op, f.pieces, " is null but ", f.count, " is ", count);
@@ -82,7 +83,7 @@ Result<OperatorDef> validate(const Fields& f, UINT count, const DML_TENSOR_DESC*
   OperatorDef def;
   def.type = f.type;
   def.name = f.op;
-  def.feature_level = level;
+  def.options = options;
   def.axis = axis;
   std::vector<NamedTensor> wholes = {{std::string(f.whole), *w}};
   def.inputs = f.piece_role == Role::kInput ? std::move(parts) : std::move(wholes);
@@ -132,12 +133,12 @@ void widen(CopyItem& item, uint32_t element_bytes, uint32_t alignment) {
 
 }  // namespace
 
-Result<OperatorDef> validate_join(const DML_JOIN_OPERATOR_DESC& desc, DML_FEATURE_LEVEL level) {
-  return validate(kJoin, desc.InputCount, desc.InputTensors, desc.OutputTensor, desc.Axis, level);
+Result<OperatorDef> validate_join(const DML_JOIN_OPERATOR_DESC& desc, const CreateOptions& options) {
+  return validate(kJoin, desc.InputCount, desc.InputTensors, desc.OutputTensor, desc.Axis, options);
 }
 
-Result<OperatorDef> validate_split(const DML_SPLIT_OPERATOR_DESC& desc, DML_FEATURE_LEVEL level) {
-  return validate(kSplit, desc.OutputCount, desc.OutputTensors, desc.InputTensor, desc.Axis, level);
+Result<OperatorDef> validate_split(const DML_SPLIT_OPERATOR_DESC& desc, const CreateOptions& options) {
+  return validate(kSplit, desc.OutputCount, desc.OutputTensors, desc.InputTensor, desc.Axis, options);
 }
 
 CopyPlan plan_join_split(const OperatorDef& op) {
@@ -170,4 +171,4 @@ CopyPlan plan_join_split(const OperatorDef& op) {
   return plan;
 }
 
-}  // namespace opendml
+}  // namespace opendml::internal

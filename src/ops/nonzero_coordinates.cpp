@@ -6,7 +6,7 @@
 #include "core/feature_level.h"
 #include "ops/support.h"
 
-namespace opendml {
+namespace opendml::internal {
 namespace {
 
 constexpr DataTypeSet kUint32 = {DML_TENSOR_DATA_TYPE_UINT32};
@@ -30,7 +30,8 @@ uint32_t effective_rank(const Tensor& t) {
 }  // namespace
 
 Result<OperatorDef> validate_nonzero_coordinates(const DML_NONZERO_COORDINATES_OPERATOR_DESC& desc,
-                                                 DML_FEATURE_LEVEL level) {
+                                                 const CreateOptions& options) {
+  const DML_FEATURE_LEVEL level = options.feature_level;
   const std::string op = cat(kOp, ": ");
   if (support_row(kInputSupport, level) == nullptr)
     return invalid_argument(op, "the operator exists from feature level 3_0; it was created at ",
@@ -88,7 +89,7 @@ Result<OperatorDef> validate_nonzero_coordinates(const DML_NONZERO_COORDINATES_O
   OperatorDef def;
   def.type = DML_OPERATOR_NONZERO_COORDINATES;
   def.name = kOp;
-  def.feature_level = level;
+  def.options = options;
   def.inputs = {{"InputTensor", input}};
   def.outputs = {{"OutputCountTensor", count}, {"OutputCoordinatesTensor", coordinates}};
   return def;
@@ -127,4 +128,4 @@ NonzeroPlan plan_nonzero_coordinates(const OperatorDef& op) {
   return plan;
 }
 
-}  // namespace opendml
+}  // namespace opendml::internal

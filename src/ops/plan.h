@@ -8,7 +8,7 @@
 
 #include "core/tensor.h"
 
-namespace opendml {
+namespace opendml::internal {
 
 // One strided copy between an input and an output over the same logical sizes. All quantities are
 // in units of `width` bytes: the planner widens the element to 2, 4, 8 or 16 bytes where the
@@ -76,4 +76,4 @@ struct NonzeroPlan {
 
 using Plan = std::variant<CopyPlan, NonzeroPlan>;
 
-}  // namespace opendml
+}  // namespace opendml::internal

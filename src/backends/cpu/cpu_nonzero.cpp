@@ -11,7 +11,7 @@
 #include "backends/cpu/cpu_device.h"
 #include "backends/cpu/parallel.h"
 
-namespace opendml {
+namespace opendml::internal {
 namespace {
 
 // Bit k: element k of the n <= 64 elements at p (stride in elements) is non-zero. The test runs
@@ -123,4 +123,4 @@ std::unique_ptr<Kernel> make_cpu_nonzero_kernel(const NonzeroPlan& plan, const C
   return std::make_unique<CpuNonzeroKernel>(plan);
 }
 
-}  // namespace opendml
+}  // namespace opendml::internal

@@ -22,7 +22,7 @@
 #include "backends/cuda/cuda_status.h"
 #include "backends/cuda/fast_divmod.h"
 
-namespace opendml {
+namespace opendml::internal {
 namespace {
 
 constexpr uint32_t kThreads = 256;
@@ -537,4 +537,4 @@ std::unique_ptr<Kernel> make_cuda_copy_kernel(const CopyPlan& plan, const CudaDe
   return std::make_unique<CudaCopyKernel>(plan, device);
 }
 
-}  // namespace opendml
+}  // namespace opendml::internal

@@ -7,7 +7,7 @@
 
 #include "core/status.h"
 
-namespace opendml {
+namespace opendml::internal {
 
 inline Status cuda_status(cudaError_t error, const char* what) {
   if (error == cudaSuccess) return {};
@@ -37,4 +37,4 @@ class DeviceGuard {
   int previous_ = 0;
 };
 
-}  // namespace opendml
+}  // namespace opendml::internal

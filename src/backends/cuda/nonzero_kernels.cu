@@ -24,7 +24,7 @@
 #include "backends/cuda/cuda_status.h"
 #include "backends/cuda/fast_divmod.h"
 
-namespace opendml {
+namespace opendml::internal {
 namespace {
 
 constexpr uint32_t kThreads = 256;
@@ -400,4 +400,4 @@ std::unique_ptr<Kernel> make_cuda_nonzero_kernel(const NonzeroPlan& plan, const 
   return std::make_unique<CudaNonzeroKernel>(plan, device);
 }
 
-}  // namespace opendml
+}  // namespace opendml::internal

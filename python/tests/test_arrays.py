@@ -1,0 +1,348 @@
+"""The array layer on the CPU: bit-exact against NumPy, zero copy with NumPy, PyTorch and JAX,
+non-contiguous views, negative axes, the cache bound and every error path."""
+
+import threading
+
+import jax
+import jax.numpy as jnp
+import ml_dtypes
+import numpy as np
+import pytest
+import torch
+
+import opendml
+
+SEED = 20261122
+# NumPy cannot export bfloat16 (ml_dtypes) through DLPack; PyTorch's bfloat16 is tested below.
+COPY_TYPES = [np.float16, np.float32, np.float64, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
+              np.uint32, np.uint64, np.bool_]
+NONZERO_TYPES = [np.float16, np.float32, np.int8, np.int16, np.int32, np.uint8, np.uint16, np.uint32, np.bool_]
+
+
+def random_array(rng, shape, dtype):
+    """Values with plenty of zeros (and -0.0, NaN for floats), never all zero."""
+    bits = rng.integers(0, 256, size=int(np.prod(shape)) * np.dtype(dtype).itemsize, dtype=np.uint8)
+    a = bits.view(dtype).reshape(shape) if np.dtype(dtype) != np.bool_ else (bits > 127).reshape(shape)
+    a = a.copy()
+    a[rng.random(shape) < 0.4] = 0
+    if a.dtype.kind == "f" or a.dtype == ml_dtypes.bfloat16:
+        flat = a.reshape(-1)
+        flat[rng.random(flat.shape) < 0.1] = -0.0
+    return a
+
+
+def bits(a):
+    """The array's bytes, so that comparisons are bit for bit (NaN, -0.0)."""
+    a = np.ascontiguousarray(a)
+    return a.view(np.uint8) if a.dtype != np.bool_ else a.view(np.uint8)
+
+
+def pointer(a):
+    if isinstance(a, np.ndarray):
+        return a.ctypes.data
+    if isinstance(a, torch.Tensor):
+        return a.data_ptr()
+    return a.unsafe_buffer_pointer()
+
+
+def expected_nonzero(x, columns=None):
+    coords = np.argwhere(x)
+    return coords[:, coords.shape[1] - (columns or x.ndim):]
+
+
+# ---- bit-exact against NumPy ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", COPY_TYPES, ids=lambda t: np.dtype(t).name)
+def test_concat_and_split_bit_exact(dtype):
+    rng = np.random.default_rng(SEED)
+    for trial in range(6):
+        ndim = int(rng.integers(1, 5))
+        shape = [int(s) for s in rng.integers(1, 6, size=ndim)]
+        axis = int(rng.integers(-ndim, ndim))
+        parts = []
+        for _ in range(int(rng.integers(1, 5))):
+            s = list(shape)
+            s[axis] = int(rng.integers(1, 5))
+            parts.append(random_array(rng, s, dtype))
+        joined = opendml.concat(parts, axis=axis)
+        assert joined.dtype == parts[0].dtype
+        np.testing.assert_array_equal(bits(joined), bits(np.concatenate(parts, axis=axis)), err_msg=f"seed {SEED} trial {trial}")
+        sizes = [p.shape[axis] for p in parts]
+        pieces = opendml.split(joined, sizes, axis=axis)
+        assert len(pieces) == len(parts)
+        for got, want in zip(pieces, parts):
+            np.testing.assert_array_equal(bits(got), bits(want))
+
+
+@pytest.mark.parametrize("dtype", NONZERO_TYPES, ids=lambda t: np.dtype(t).name)
+def test_nonzero_bit_exact(dtype):
+    rng = np.random.default_rng(SEED)
+    for trial in range(6):
+        shape = [int(s) for s in rng.integers(1, 7, size=int(rng.integers(1, 5)))]
+        x = random_array(rng, shape, dtype)
+        coords, count = opendml.nonzero(x)
+        want = expected_nonzero(x)
+        assert coords.shape == (x.size, x.ndim) and coords.dtype == np.uint32
+        assert count.shape == (1,) and count.dtype == np.uint32
+        assert int(count[0]) == len(want), f"seed {SEED} trial {trial}"
+        np.testing.assert_array_equal(coords[: len(want)], want)
+
+
+def test_nonzero_zero_test_follows_directml():
+    x = np.array([0.0, -0.0, np.nan, 1e-45, -np.inf, 2.0], np.float32)  # denormal and NaN are non-zero
+    coords, count = opendml.nonzero(x)
+    assert count[0] == 4 and coords[:4, 0].tolist() == [2, 3, 4, 5]
+
+
+def test_nonzero_columns_and_transposed():
+    x = np.zeros((1, 3, 4), np.int32)
+    x[0, 1, 2] = x[0, 2, 0] = 7
+    coords, count = opendml.nonzero(x, columns=2)
+    assert coords.shape == (12, 2) and coords[: count[0]].tolist() == [[1, 2], [2, 0]]
+    coords, count = opendml.nonzero(x, transposed=True)
+    assert coords.shape == (3, 12)
+    assert coords[:, : count[0]].tolist() == [[0, 0], [1, 2], [2, 0]]
+
+
+def test_nonzero_out_and_empty_input():
+    x = np.array([[0, 5], [6, 0]], np.uint8)
+    coords = np.full((4, 2), 9, np.uint32)
+    count = np.full(1, 9, np.uint32)
+    got = opendml.nonzero(x, out=(coords, count))
+    assert got[0] is coords and got[1] is count
+    assert count[0] == 2 and coords[:2].tolist() == [[0, 1], [1, 0]]
+    coords, count = opendml.nonzero(np.zeros((0, 3), np.float32))
+    assert coords.shape == (0, 2) and count.tolist() == [0]
+    count = np.full(1, 9, np.uint32)
+    opendml.nonzero(np.zeros((2, 0), np.float32), out=(np.zeros((0, 2), np.uint32), count))
+    assert count.tolist() == [0]
+
+
+# ---- views, axes, empty pieces ------------------------------------------------------------------
+
+
+def test_non_contiguous_views_go_in_as_strides():
+    base = np.arange(10 * 12, dtype=np.float32).reshape(10, 12)
+    views = [base.T, base[::2, 1::3], base[1:, 3:], base[:, 5], np.broadcast_to(base[0], (4, 12))]
+    for v in views:
+        got = opendml.concat([v, v], axis=-1)
+        np.testing.assert_array_equal(got, np.concatenate([v, v], axis=-1))
+        inputs, _ = opendml._opendml._last_bindings()
+        assert inputs == [v.ctypes.data, v.ctypes.data]  # the view itself, not a copy
+        coords, count = opendml.nonzero(v)
+        np.testing.assert_array_equal(coords[: count[0]], np.argwhere(v))
+        parts = opendml.split(v, 2 if v.shape[0] % 2 == 0 else [1, v.shape[0] - 1], axis=0)
+        np.testing.assert_array_equal(np.concatenate(parts), v)
+
+
+def test_writes_through_strided_out():
+    a, b = np.ones((3, 2), np.int16), np.full((3, 3), 2, np.int16)
+    big = np.zeros((5, 8), np.int16)
+    out = big[1:4, 2:7]  # rows 1..3, columns 2..6 of a larger array
+    assert opendml.concat([a, b], axis=1, out=out) is out
+    want = np.zeros((5, 8), np.int16)
+    want[1:4, 2:7] = np.concatenate([a, b], axis=1)
+    np.testing.assert_array_equal(big, want)  # nothing outside the view was touched
+    src = np.arange(24, dtype=np.int16).reshape(6, 4)
+    bases = [np.zeros((4, 2), np.int16), np.zeros((4, 4), np.int16)]
+    opendml.split(src, [2, 4], axis=0, out=[b.T for b in bases])  # into transposed views
+    np.testing.assert_array_equal(np.concatenate([b.T for b in bases]), src)
+    # Views that interleave in one buffer span overlapping regions, which DirectML forbids for outputs.
+    tall = np.zeros((4, 6), np.int16)
+    with pytest.raises(opendml.Error, match="overlaps"):
+        opendml.split(src, [2, 4], axis=0, out=[tall[:, :2].T, tall[:, 2:].T])
+
+
+def test_negative_axes_match_numpy():
+    x = np.arange(2 * 3 * 4, dtype=np.int32).reshape(2, 3, 4)
+    for axis in range(-3, 3):
+        np.testing.assert_array_equal(opendml.concat([x, x], axis=axis), np.concatenate([x, x], axis=axis))
+        for got, want in zip(opendml.split(x, [1, x.shape[axis] - 1], axis=axis), np.split(x, [1], axis=axis)):
+            np.testing.assert_array_equal(got, want)
+
+
+def test_empty_pieces_take_no_part():
+    x = np.arange(6, dtype=np.float32).reshape(3, 2)
+    empty = np.zeros((0, 2), np.float32)
+    np.testing.assert_array_equal(opendml.concat([empty, x, empty], axis=0), x)
+    assert opendml.concat([empty, empty]).shape == (0, 2)
+    parts = opendml.split(x, [0, 3, 0])
+    assert [p.shape for p in parts] == [(0, 2), (3, 2), (0, 2)]
+    np.testing.assert_array_equal(parts[1], x)
+    assert [p.shape for p in opendml.split(np.zeros((0, 4)), 2, axis=1)] == [(0, 2), (0, 2)]
+
+
+def test_split_into_equal_sections():
+    x = np.arange(12, dtype=np.int64).reshape(2, 6)
+    for got, want in zip(opendml.split(x, 3, axis=-1), np.split(x, 3, axis=-1)):
+        np.testing.assert_array_equal(got, want)
+
+
+# ---- zero copy and the caller's own array type -----------------------------------------------------
+
+
+def test_numpy_zero_copy():
+    a, b = np.arange(4, dtype=np.float32), np.arange(5, dtype=np.float32)
+    out = np.empty(9, np.float32)
+    assert opendml.concat([a, b], out=out) is out
+    inputs, outputs = opendml._opendml._last_bindings()
+    assert inputs == [a.ctypes.data, b.ctypes.data] and outputs == [out.ctypes.data]
+    r = opendml.concat([a, b])
+    assert opendml._opendml._last_bindings()[1] == [r.ctypes.data]
+
+
+def test_torch_cpu_zero_copy_and_type():
+    t = torch.arange(24, dtype=torch.float32).reshape(4, 6)
+    view = t.T[1:]  # non-contiguous
+    r = opendml.concat([view, view], axis=0)
+    assert isinstance(r, torch.Tensor) and torch.equal(r, torch.cat([view, view]))
+    inputs, outputs = opendml._opendml._last_bindings()
+    assert inputs == [view.data_ptr(), view.data_ptr()] and outputs == [r.data_ptr()]
+    parts = opendml.split(t, [1, 3], axis=-2)
+    assert all(isinstance(p, torch.Tensor) for p in parts)
+    assert [p.data_ptr() for p in parts] == opendml._opendml._last_bindings()[1]
+    mask = t > 10
+    coords, count = opendml.nonzero(mask)
+    assert coords.dtype == torch.uint32 and count.dtype == torch.uint32
+    n = int(count[0])
+    assert torch.equal(coords[:n].to(torch.int64), torch.nonzero(mask))
+    assert opendml._opendml._last_bindings()[0] == [mask.data_ptr()]
+
+
+def test_torch_bfloat16():
+    rng = np.random.default_rng(SEED)
+    x = torch.from_numpy(random_array(rng, (7, 9), ml_dtypes.bfloat16).view(np.int16)).view(torch.bfloat16)
+    x[0, :3] = torch.tensor([-0.0, float("nan"), 0.0])
+    coords, count = opendml.nonzero(x)
+    want = torch.nonzero(x)  # -0.0 is zero, NaN is not
+    assert count.item() == len(want) and torch.equal(coords[: len(want)].to(torch.int64), want)
+    joined = opendml.concat([x, x.T[:3].T], axis=1)
+    assert torch.equal(joined.view(torch.int16), torch.cat([x, x[:, :3]], 1).view(torch.int16))
+
+
+def test_jax_cpu_zero_copy_and_type():
+    x = jnp.arange(12, dtype=jnp.float32).reshape(3, 4)
+    r = opendml.concat([x, x], axis=1)
+    assert isinstance(r, jax.Array)
+    np.testing.assert_array_equal(np.asarray(r), np.concatenate([np.asarray(x)] * 2, axis=1))
+    inputs, outputs = opendml._opendml._last_bindings()
+    assert inputs == [x.unsafe_buffer_pointer()] * 2 and outputs == [r.unsafe_buffer_pointer()]
+    coords, count = opendml.nonzero(x)
+    assert isinstance(coords, jax.Array) and int(count[0]) == 11
+    np.testing.assert_array_equal(np.asarray(coords)[:11], np.argwhere(np.asarray(x)))
+    parts = opendml.split(x, [1, 2])
+    assert all(isinstance(p, jax.Array) for p in parts)
+    np.testing.assert_array_equal(np.asarray(parts[1]), np.asarray(x)[1:])
+
+
+def test_read_only_inputs_are_fine():
+    x = np.arange(4, dtype=np.int32)
+    x.flags.writeable = False
+    np.testing.assert_array_equal(opendml.concat([x, x]), np.concatenate([x, x]))
+
+
+# ---- the cache -----------------------------------------------------------------------------------
+
+
+def test_cache_hits_and_bound():
+    opendml.clear_cache()
+    x = np.arange(6, dtype=np.float32)
+    opendml.concat([x, x])
+    opendml.concat([x + 1, x])  # same description, other data
+    info = opendml.cache_info()
+    assert (info["size"], info["hits"], info["misses"]) == (1, 1, 1)
+    try:
+        opendml.set_cache_capacity(3)
+        for n in range(1, 10):
+            y = np.arange(n, dtype=np.float32)
+            np.testing.assert_array_equal(opendml.concat([y, y]), np.concatenate([y, y]))
+        assert opendml.cache_info()["size"] == 3
+        opendml.set_cache_capacity(0)
+        assert opendml.cache_info()["size"] == 0
+        np.testing.assert_array_equal(opendml.concat([x, x]), np.concatenate([x, x]))  # still works uncached
+        assert opendml.cache_info()["size"] == 0
+    finally:
+        opendml.set_cache_capacity(256)
+
+
+def test_threads_share_the_cache():
+    x = np.arange(1 << 16, dtype=np.float32)
+    want = np.concatenate([x, x])
+    errors = []
+
+    def work():
+        for _ in range(20):
+            if not np.array_equal(opendml.concat([x, x]), want):
+                errors.append("wrong result")
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+
+
+# ---- errors ------------------------------------------------------------------------------------
+
+
+def raises(cls, match, fn, *args, **kwargs):
+    with pytest.raises(cls, match=match) as e:
+        fn(*args, **kwargs)
+    return e.value
+
+
+def test_invalid_input_raises_error():
+    a = np.zeros((2, 3), np.float32)
+    e = raises(opendml.Error, "arrays is empty", opendml.concat, [])
+    assert isinstance(e, ValueError) and e.status == "INVALID_ARGUMENT"
+    raises(opendml.Error, "speaks neither DLPack", opendml.concat, [[1, 2], [3]])
+    raises(opendml.Error, "speaks neither DLPack", opendml.nonzero, 3.0)
+    raises(opendml.Error, "0-d", opendml.concat, [np.array(1, np.float32)])
+    raises(opendml.Error, "0-d", opendml.nonzero, np.array(1.0, np.float32))
+    raises(opendml.Error, "0-d", opendml.split, np.array(1.0, np.float32), 1)
+    raises(opendml.Error, "axis 2 is out of bounds for arrays of dimension 2 \\(-2 to 1\\)", opendml.concat, [a], axis=2)
+    raises(opendml.Error, "axis -3 is out of bounds", opendml.split, a, 1, axis=-3)
+    raises(opendml.Error, "arrays\\[1\\] has shape \\(2, 4\\)", opendml.concat, [a, np.zeros((2, 4), np.float32)])
+    raises(opendml.Error, "arrays\\[1\\] has shape \\(2, 3, 1\\)", opendml.concat, [a, np.zeros((2, 3, 1), np.float32)])
+    raises(opendml.Error, "type must match", opendml.concat, [a, a.astype(np.int32)])
+    raises(opendml.Error, "out has shape \\(4, 3\\) but the result has shape \\(5, 3\\)", opendml.concat,
+           [a, np.zeros((3, 3), np.float32)], out=np.zeros((4, 3), np.float32))
+    raises(opendml.Error, "type must match", opendml.concat, [a, a], out=np.zeros((4, 3), np.int32))
+    raises(opendml.Error, "sizes add up to 4 but x.shape\\[0\\] is 2", opendml.split, a, [1, 3])
+    raises(opendml.Error, "sizes\\[0\\] is -1", opendml.split, a, [-1, 3])
+    raises(opendml.Error, "does not split into 2 equal sections", opendml.split, a, 2, axis=1)
+    raises(opendml.Error, "does not split into 0 equal sections", opendml.split, a, 0)
+    raises(opendml.Error, "sizes is empty", opendml.split, a, [])
+    raises(opendml.Error, "out has 1 arrays but there are 2 sections", opendml.split, a, 2, out=[a])
+    raises(opendml.Error, "out\\[1\\] is 2 long along axis 0 but its section is 1", opendml.split, a, 2,
+           out=[np.zeros((1, 3), np.float32), np.zeros((2, 3), np.float32)])
+    raises(opendml.Error, "index_dtype is 'int8'", opendml.nonzero, a, index_dtype="int8")
+    raises(opendml.Error, "columns is -1", opendml.nonzero, a, columns=-1)
+    raises(opendml.Error, "NONZERO_COORDINATES: OutputCoordinatesTensor", opendml.nonzero, a, columns=3)
+    raises(opendml.Error, "coords has 1 dimensions", opendml.nonzero, a, out=(np.zeros(6, np.uint32), np.zeros(1, np.uint32)))
+    raises(opendml.Error, "out must be \\(coords, count\\)", opendml.nonzero, a, out=(np.zeros(6, np.uint32),))
+    ro = np.zeros(9, np.float32)
+    ro.flags.writeable = False
+    raises(opendml.Error, "read-only", opendml.concat, [a.reshape(-1), a[0]], out=ro)
+    raises(opendml.Error, "overlaps", opendml.concat, [a[0], a[0]], out=a.reshape(-1))
+    raises(opendml.Error, "DimensionCount is 9", opendml.concat, [np.zeros([1] * 9, np.float32)])
+    # A broadcast view past 2^32 elements needs no memory; DirectML's 32-bit sizes reject it.
+    huge = np.lib.stride_tricks.as_strided(np.zeros(1, np.uint8), shape=(2**32 + 1,), strides=(0,))
+    raises(opendml.Error, "x.shape\\[0\\] is 4294967297", opendml.nonzero, huge)
+
+
+def test_unsupported_cases_raise_not_implemented():
+    e = raises(opendml.UnsupportedError, "no feature level allows FLOAT64", opendml.nonzero, np.zeros(3))
+    assert isinstance(e, NotImplementedError) and e.status == "UNSUPPORTED"
+    raises(opendml.UnsupportedError, "no feature level allows INT64", opendml.nonzero, np.zeros(3, np.int64))
+    raises(opendml.UnsupportedError, "OutputCountTensor.DataType is INT32", opendml.nonzero, np.zeros((2, 3), np.float32),
+           out=(np.zeros((6, 2), np.uint32), np.zeros(1, np.int32)))
+    raises(opendml.UnsupportedError, "complex64, which has no DirectML data type", opendml.concat, [np.zeros(2, np.complex64)])
+    x = np.arange(4, dtype=np.float32)
+    raises(opendml.UnsupportedError, "negative stride", opendml.concat, [x[::-1]])
+    raises(opendml.UnsupportedError, "64-bit indices", opendml.nonzero, x, index_dtype="int64")
+    raises(opendml.UnsupportedError, "64-bit indices", opendml.nonzero, x, index_dtype="uint64")
+    raises(opendml.UnsupportedError, "not a multiple of its element size", opendml.concat,
+           [np.zeros(9, np.uint8)[1:].view(np.uint16)])

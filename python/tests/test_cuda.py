@@ -1,0 +1,198 @@
+"""The array and descriptor layers on CUDA: PyTorch, CuPy and JAX interplay, zero copy, streams,
+CUDA graphs. Every test carries the `cuda` marker: skipped, with the reason, without a GPU."""
+
+import pytest
+import torch
+
+import opendml
+
+pytestmark = pytest.mark.cuda
+SEED = 20261122
+COPY_TYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int8, torch.int16, torch.int32,
+              torch.int64, torch.uint8, torch.bool]
+NONZERO_TYPES = [torch.float16, torch.bfloat16, torch.float32, torch.int8, torch.int16, torch.int32, torch.uint8,
+                 torch.bool]
+
+
+def sample(shape, dtype, generator):
+    values = (torch.randn(shape, generator=generator) * 2).round()  # about a third zeros
+    values[values == 0] = -0.0
+    return values.to(dtype).cuda()
+
+
+def bindings():
+    return opendml._opendml._last_bindings()
+
+
+@pytest.mark.parametrize("dtype", COPY_TYPES, ids=str)
+def test_torch_concat_split_bit_exact_zero_copy(dtype):
+    g = torch.Generator().manual_seed(SEED)
+    x = sample((37, 53), dtype, g)
+    view = x.T[1:]  # non-contiguous, offset by one element
+    r = opendml.concat([x, x[:5]], axis=0)
+    assert r.device == x.device and torch.equal(r, torch.cat([x, x[:5]]))
+    r = opendml.concat([view, view], axis=-1)
+    assert torch.equal(r, torch.cat([view, view], -1))
+    assert bindings() == ([view.data_ptr()] * 2, [r.data_ptr()])
+    parts = opendml.split(view, [10, 0, 42], axis=-2)
+    assert [p.shape[0] for p in parts] == [10, 0, 42]
+    for got, want in zip(parts, torch.split(view, [10, 0, 42], dim=-2)):
+        assert torch.equal(got, want)
+    out = torch.empty(74, 52, dtype=dtype, device="cuda")
+    assert opendml.concat([view, view], out=out) is out and torch.equal(out, torch.cat([view, view]))
+
+
+@pytest.mark.parametrize("dtype", NONZERO_TYPES, ids=str)
+def test_torch_nonzero_bit_exact(dtype):
+    g = torch.Generator().manual_seed(SEED)
+    x = sample((3, 41, 29), dtype, g)
+    for v in (x, x.transpose(0, 2), x[:, 1::3]):
+        coords, count = opendml.nonzero(v)
+        assert coords.device == v.device and count.device == v.device
+        assert coords.shape == (v.numel(), v.dim()) and count.shape == (1,)
+        want = torch.nonzero(v)
+        n = int(count.item())
+        assert n == len(want) and torch.equal(coords[:n].long(), want)
+        assert bindings()[0] == [v.data_ptr()]
+        coords, count = opendml.nonzero(v, transposed=True)
+        assert coords.shape == (v.dim(), v.numel()) and torch.equal(coords[:, :n].long(), want.T)
+
+
+def test_nonzero_large():
+    g = torch.Generator().manual_seed(SEED)
+    x = (torch.rand(1 << 24, generator=g) < 0.3).cuda().view(1 << 12, 1 << 12)
+    coords, count = opendml.nonzero(x)
+    want = torch.nonzero(x)
+    n = int(count.item())
+    assert n == len(want) and torch.equal(coords[:n].long(), want)
+
+
+def test_runs_on_the_current_stream_without_waiting():
+    x = (torch.rand(1 << 20, device="cuda") > 0.5).float()
+    opendml.nonzero(x)  # compiled and cached: a first call may wait once for initialization
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        torch.cuda._sleep(200_000_000)  # keeps s busy for a while
+        coords, count = opendml.nonzero(x)
+        still_busy = not s.query()  # the call returned before s finished: no host wait
+    assert still_busy
+    s.synchronize()
+    n = int(count.item())
+    assert torch.equal(coords[:n].long(), torch.nonzero(x))
+
+
+def test_explicit_stream():
+    a = torch.arange(1000, device="cuda", dtype=torch.float32)
+    for stream in (torch.cuda.Stream(), torch.cuda.Stream().cuda_stream):
+        out = torch.empty(2000, device="cuda")
+        opendml.concat([a, a], out=out, stream=stream)  # the DLPack handshake orders stream after a
+        torch.cuda.synchronize()
+        assert torch.equal(out, torch.cat([a, a]))
+
+
+def test_cuda_graph_capture_and_replay():
+    x = torch.zeros(64, 64, device="cuda")
+    coords = torch.empty(64 * 64, 2, dtype=torch.uint32, device="cuda")
+    count = torch.empty(1, dtype=torch.uint32, device="cuda")
+    joined = torch.empty(128, 64, device="cuda")
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):  # warm-up outside capture: compiles and caches
+        opendml.nonzero(x, out=(coords, count))
+        opendml.concat([x, x.T], out=joined)
+    torch.cuda.current_stream().wait_stream(s)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        opendml.nonzero(x, out=(coords, count))
+        opendml.concat([x, x.T], out=joined)
+    g = torch.Generator().manual_seed(SEED)
+    for _ in range(3):
+        x.copy_((torch.rand(64, 64, generator=g) < 0.2).float())
+        graph.replay()
+        torch.cuda.synchronize()
+        want = torch.nonzero(x)
+        assert int(count.item()) == len(want) and torch.equal(coords[: len(want)].long(), want)
+        assert torch.equal(joined, torch.cat([x, x.T]))
+
+
+def test_cuda_array_interface_without_dlpack():
+    class Interface:  # what Numba's device arrays offer: no __dlpack__
+        def __init__(self, t):
+            self.t = t
+            self.__cuda_array_interface__ = t.__cuda_array_interface__
+
+    a = torch.arange(12, device="cuda", dtype=torch.int32).reshape(3, 4)
+    out = torch.empty(3, 8, dtype=torch.int32, device="cuda")
+    opendml.concat([Interface(a), Interface(a)], axis=1, out=out)
+    torch.cuda.synchronize()
+    assert torch.equal(out, torch.cat([a, a], 1))
+    with pytest.raises(opendml.UnsupportedError, match="pass out="):
+        opendml.concat([Interface(a)])
+
+
+def test_errors_on_cuda():
+    a = torch.zeros(4, device="cuda")
+    with pytest.raises(opendml.Error, match="arrays\\[1\\] is on cpu but the other arrays are on cuda:0"):
+        opendml.concat([a, torch.zeros(4)])
+    with pytest.raises(opendml.UnsupportedError, match="cuda:99"):
+        opendml.Device("cuda:99")
+    with pytest.raises(opendml.Error, match="stream is a str"):
+        opendml.concat([a], stream="fast")
+
+
+def test_descriptor_layer_on_cuda():
+    F32 = opendml.DataType.FLOAT32
+    desc = opendml.JoinDesc([opendml.TensorDesc(F32, [1, 1, 2, 3]), opendml.TensorDesc(F32, [1, 1, 2, 4])],
+                            opendml.TensorDesc(F32, [1, 1, 2, 7]), 3)
+    op = opendml.Operator(opendml.Device("cuda"), desc).compile()
+    op.initialize()
+    a = torch.arange(1, 7, dtype=torch.float32, device="cuda")
+    b = torch.arange(7, 15, dtype=torch.float32, device="cuda")
+    out = torch.zeros(14, device="cuda")
+    op.execute([a, b], [out], stream=torch.cuda.current_stream())
+    torch.cuda.synchronize()
+    assert out.tolist() == [1, 2, 3, 7, 8, 9, 10, 4, 5, 6, 11, 12, 13, 14]
+    with pytest.raises(opendml.Error, match="is on cpu but the operator runs on cuda"):
+        op.execute([a.cpu(), b], [out])
+
+
+def test_cupy():
+    cupy = pytest.importorskip("cupy", reason="CuPy is not installed (pip install cupy-cuda13x)")
+    x = cupy.arange(24, dtype=cupy.float32).reshape(4, 6)
+    r = opendml.concat([x, x.T[:4].T], axis=1)
+    assert isinstance(r, cupy.ndarray) and bool((r == cupy.concatenate([x, x[:, :4]], axis=1)).all())
+    assert bindings()[1] == [r.data.ptr]
+    coords, count = opendml.nonzero(x)
+    assert isinstance(coords, cupy.ndarray) and int(count[0]) == 23
+    s = cupy.cuda.Stream(non_blocking=True)
+    with s:
+        parts = opendml.split(x, [1, 3])
+    s.synchronize()
+    assert bool((parts[1] == x[1:]).all())
+
+
+def test_jax_on_gpu():
+    jax = pytest.importorskip("jax")
+    try:
+        gpu = jax.devices("gpu")[0]
+    except RuntimeError as e:
+        pytest.skip(f"JAX has no GPU backend here (pip install 'jax[cuda13]'): {e}")
+    import numpy as np
+
+    x = jax.device_put(np.arange(12, dtype=np.float32).reshape(3, 4), gpu)
+    r = opendml.concat([x, x], axis=1)
+    assert isinstance(r, jax.Array) and r.devices() == {gpu}
+    np.testing.assert_array_equal(np.asarray(r), np.concatenate([np.asarray(x)] * 2, axis=1))
+    coords, count = opendml.nonzero(x)
+    np.testing.assert_array_equal(np.asarray(coords)[: int(count[0])], np.argwhere(np.asarray(x)))
+
+
+def test_torch_and_cupy_share_a_stream():
+    cupy = pytest.importorskip("cupy", reason="CuPy is not installed (pip install cupy-cuda13x)")
+    t = torch.arange(10, device="cuda", dtype=torch.float32)
+    c = cupy.from_dlpack(t)  # the same memory
+    r = opendml.concat([c, c])
+    torch.cuda.synchronize()
+    assert bool((r == cupy.concatenate([c, c])).all())
+    assert bindings()[0] == [t.data_ptr(), t.data_ptr()]

@@ -1,0 +1,169 @@
+"""The descriptor layer: DirectML's vocabulary, lifecycle and messages, on the CPU."""
+
+import numpy as np
+import pytest
+
+import opendml
+from opendml import DataType, TensorDesc
+
+F32 = DataType.FLOAT32
+
+
+def test_enum_values_equal_directml():
+    assert [DataType.UNKNOWN, DataType.FLOAT32, DataType.FLOAT16, DataType.UINT32, DataType.UINT16] == [0, 1, 2, 3, 4]
+    assert [DataType.UINT8, DataType.INT32, DataType.INT16, DataType.INT8, DataType.FLOAT64] == [5, 6, 7, 8, 9]
+    assert [DataType.UINT64, DataType.INT64, DataType.UINT4, DataType.INT4] == [10, 11, 12, 13]
+    assert opendml.TensorFlags.OWNED_BY_DML == 1
+    assert opendml.FeatureLevel.LEVEL_1_0 == 0x1000
+    assert opendml.FeatureLevel.LEVEL_4_1 == 0x4100
+    assert opendml.FeatureLevel.LEVEL_6_4 == 0x6400
+    assert opendml.EXTENSION_64BIT_INDICES == 1
+
+
+def test_tensor_desc_fields():
+    t = TensorDesc(DataType.UINT8, [3])
+    assert t.sizes == [3] and t.strides is None and t.total_size == 4  # rounded up to 4 bytes
+    t = TensorDesc(F32, [2, 3], strides=[1, 2], total_size=64, alignment=4)
+    assert t.strides == [1, 2] and t.total_size == 64 and t.alignment == 4 and t.dtype == F32
+    assert TensorDesc(F32, [2, 3], strides=[4, 1]).total_size == (1 * 4 + 2 + 1) * 4
+
+
+def join_op(device="cpu", level=0):
+    join = opendml.JoinDesc([TensorDesc(F32, [1, 1, 2, 3]), TensorDesc(F32, [1, 1, 2, 4])], TensorDesc(F32, [1, 1, 2, 7]), 3)
+    return opendml.Operator(opendml.Device(device), join, level).compile()
+
+
+def test_join_seed_example():
+    op = join_op()
+    props = op.binding_properties()
+    assert (props.input_count, props.output_count) == (2, 1)
+    assert isinstance(op.implementation(), str) and op.implementation()
+    op.initialize()
+    a = np.array([1, 2, 3, 4, 5, 6], np.float32)
+    b = np.array([7, 8, 9, 10, 11, 12, 13, 14], np.float32)
+    out = np.full(14, -1, np.float32)
+    op.execute([a, b], [out])
+    np.testing.assert_array_equal(out, [1, 2, 3, 7, 8, 9, 10, 4, 5, 6, 11, 12, 13, 14])
+
+
+def test_split_seed_example():
+    x = np.arange(1, 13, dtype=np.int32)
+    outs = [np.full(n, -1, np.int32) for n in (4, 2, 6)]
+    desc = opendml.SplitDesc(TensorDesc(DataType.INT32, [1, 1, 6, 2]),
+                             [TensorDesc(DataType.INT32, [1, 1, s, 2]) for s in (2, 1, 3)], 2)
+    op = opendml.Operator(opendml.Device(), desc).compile()
+    op.initialize()
+    op.execute([x], outs)
+    assert [o.tolist() for o in outs] == [[1, 2, 3, 4], [5, 6], [7, 8, 9, 10, 11, 12]]
+
+
+def test_nonzero_seed_example():
+    x = np.array([1.0, 0.0, 0.0, 2.0, -0.0, 3.5, 0.0, -5.2], np.float32)
+    count = np.full(1, 99, np.uint32)
+    coords = np.full((8, 3), 77, np.uint32)
+    desc = opendml.NonzeroCoordinatesDesc(TensorDesc(F32, [1, 1, 2, 4]), TensorDesc(DataType.UINT32, [1, 1, 1, 1]),
+                                          TensorDesc(DataType.UINT32, [1, 1, 8, 3]))
+    op = opendml.Operator(opendml.Device("cpu"), desc).compile()
+    op.initialize()
+    op.execute([x], [count, coords])
+    assert count[0] == 4
+    assert coords[:4].tolist() == [[0, 0, 0], [0, 0, 3], [0, 1, 1], [0, 1, 3]]
+
+
+def test_owned_by_dml_input_is_bound_at_initialize():
+    owned = TensorDesc(F32, [1, 1, 1, 2], flags=opendml.TensorFlags.OWNED_BY_DML)
+    desc = opendml.JoinDesc([owned, TensorDesc(F32, [1, 1, 1, 1])], TensorDesc(F32, [1, 1, 1, 3]), 3)
+    op = opendml.Operator(opendml.Device(), desc).compile()
+    persistent = np.zeros(op.binding_properties().persistent_size_in_bytes + 256, np.uint8)
+    region = persistent[(-persistent.ctypes.data) % 256:]  # 256-aligned
+    weights = np.array([5, 6], np.float32)
+    op.initialize([weights, None], persistent=region)
+    out = np.zeros(3, np.float32)
+    op.execute([None, np.array([7], np.float32)], [out], persistent=region)
+    assert out.tolist() == [5, 6, 7]
+
+
+def test_raw_address_regions():
+    op = join_op()
+    op.initialize()
+    a, b = np.ones(6, np.float32), np.full(8, 2, np.float32)
+    out = np.zeros(14, np.float32)
+    op.execute([(a.ctypes.data, a.nbytes), (b.ctypes.data, b.nbytes)], [(out.ctypes.data, out.nbytes)])
+    assert out.tolist() == [1, 1, 1, 2, 2, 2, 2, 1, 1, 1, 2, 2, 2, 2]
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda: opendml.JoinDesc([TensorDesc(F32, [1, 1, 2, 3])], TensorDesc(F32, [1, 1, 2, 7]), 3),
+         "JOIN: the InputTensors' Sizes[3] add up to 3 but OutputTensor.Sizes[3] is 7"),
+        (lambda: opendml.JoinDesc([TensorDesc(F32, [2, 3])], TensorDesc(F32, [2, 3]), 2),
+         "JOIN: Axis is 2; it must be less than OutputTensor.DimensionCount (2)"),
+        (lambda: opendml.SplitDesc(TensorDesc(F32, [2, 3]), [TensorDesc(DataType.INT32, [2, 3])], 0),
+         "SPLIT: OutputTensors[0].DataType is INT32 but InputTensor.DataType is FLOAT32"),
+        (lambda: opendml.NonzeroCoordinatesDesc(TensorDesc(F32, [4]), TensorDesc(DataType.UINT32, [1]),
+                                                TensorDesc(DataType.UINT32, [4, 2])),
+         "NONZERO_COORDINATES"),
+        (lambda: opendml.JoinDesc([TensorDesc(F32, [2, 0])], TensorDesc(F32, [2, 0]), 0), "Sizes[1] is 0"),
+    ],
+)
+def test_invalid_descriptors_raise_the_library_message(make, message):
+    with pytest.raises(opendml.Error, match=None) as e:
+        opendml.Operator(opendml.Device(), make())
+    assert message in str(e.value)
+    assert e.value.status == "INVALID_ARGUMENT"
+    assert isinstance(e.value, ValueError)
+
+
+def test_feature_level_is_checked():
+    two_d = opendml.JoinDesc([TensorDesc(F32, [2, 3])], TensorDesc(F32, [2, 3]), 1)
+    with pytest.raises(opendml.Error, match="2 dimensions needs 4_1"):
+        opendml.Operator(opendml.Device(), two_d, opendml.FeatureLevel.LEVEL_3_0)
+    opendml.Operator(opendml.Device(), opendml.JoinDesc([TensorDesc(F32, [1, 1, 2, 3]), TensorDesc(F32, [1, 1, 2, 4])],
+                                                        TensorDesc(F32, [1, 1, 2, 7]), 3), opendml.FeatureLevel.LEVEL_1_0)
+
+
+def test_out_of_range_integers_are_errors_not_wraps():
+    with pytest.raises(opendml.Error, match="sizes\\[0\\] is -1"):
+        TensorDesc(F32, [-1])
+    with pytest.raises(opendml.Error, match="sizes\\[1\\] is 4294967296"):
+        TensorDesc(F32, [1, 2**32])
+    with pytest.raises(opendml.Error, match="axis is -1"):
+        opendml.JoinDesc([TensorDesc(F32, [2])], TensorDesc(F32, [2]), -1)
+    with pytest.raises(opendml.Error, match="total_size is -4"):
+        TensorDesc(F32, [2], total_size=-4)
+
+
+def test_bad_bindings_raise():
+    op = join_op()
+    op.initialize()
+    a, b, out = np.ones(6, np.float32), np.ones(8, np.float32), np.zeros(14, np.float32)
+    with pytest.raises(opendml.Error, match="is bound to 24 bytes but its TotalTensorSizeInBytes is 32"):
+        op.execute([a, a], [out])
+    with pytest.raises(opendml.Error, match="input_count is 1 but the operator has 2 inputs"):
+        op.execute([a], [out])
+    with pytest.raises(opendml.Error, match="overlaps"):
+        op.execute([out[:6], out[:8]], [out])
+    with pytest.raises(opendml.Error, match="a region is \\(address, bytes\\)"):
+        op.execute([(1, 2, 3), b], [out])
+    with pytest.raises(opendml.Error, match="speaks neither DLPack"):
+        op.execute([[1.0] * 6, b], [out])
+    with pytest.raises(opendml.Error, match="stream is a str"):
+        op.execute([a, b], [out], stream="now")
+    assert not out.any()  # nothing written by a call that failed validation
+
+
+def test_extensions():
+    desc = opendml.JoinDesc([TensorDesc(F32, [2])], TensorDesc(F32, [2]), 0)
+    with pytest.raises(opendml.Error, match="extensions is 2"):
+        opendml.Operator(opendml.Device(), desc, extensions=2)
+
+
+def test_devices():
+    assert opendml.Device().name.startswith("cpu")
+    assert "Device" in repr(opendml.Device("cpu"))
+    with pytest.raises(opendml.Error):
+        opendml.Device("tpu")
+    if not opendml.built_with_cuda:
+        with pytest.raises(opendml.UnsupportedError, match="no CUDA backend"):
+            opendml.Device("cuda")

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Builds the Python package opendml and runs its tests (python/tests) in a virtual environment at
+# ${OPENDML_VENV:-$HOME/.cache/opendml/venv}, created or reused. Everything the tests need comes
+# from PyPI. The CUDA backend is built when nvcc is found; tests marked `cuda` report "skipped"
+# (with the reason) where there is no GPU. Extra arguments go to pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+venv="${OPENDML_VENV:-$HOME/.cache/opendml/venv}"
+if [ ! -x "$venv/bin/python" ]; then
+  python3 -m venv "$venv"
+fi
+py="$venv/bin/python"
+"$py" -m pip install -q --upgrade pip
+"$py" -m pip install -q numpy pytest nanobind scikit-build-core onnx onnxruntime "jax[cpu]" ml_dtypes torch
+# --no-build-isolation: build with the nanobind and scikit-build-core just installed, and keep the
+# build directory (build/python/) between runs.
+"$py" -m pip install -q --no-build-isolation .
+"$py" -m pytest -ra python/tests "$@"
