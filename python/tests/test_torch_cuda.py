@@ -46,6 +46,15 @@ def test_join_and_split_replay_on_new_values():
         assert all(torch.equal(p, q) for p, q in zip(parts, torch.split(b, [1, 0, 4], 0)))
 
 
+def test_opcheck_on_the_gpu():
+    dense = torch.rand(4, 6, device="cuda") + 1  # every row of the result specified
+    torch.library.opcheck(torch.ops.opendml.nonzero_coordinates.default, (dense,))
+    a = torch.randn(3, 2, device="cuda", requires_grad=True)
+    b = torch.randn(3, 4, device="cuda", requires_grad=True)
+    torch.library.opcheck(torch.ops.opendml.join.default, ([a, b], 1))
+    torch.library.opcheck(torch.ops.opendml.split.default, (torch.randn(6, 3, device="cuda", requires_grad=True), [2, 0, 4], 0))
+
+
 def test_runs_on_the_current_stream():
     # The side stream is held up before it writes x; an operator on any other stream would read
     # the old values.
