@@ -145,6 +145,10 @@ def test_split_rules_by_opset():
     more = node("Split", ["x"], ["a", "b", "c", "d"], axis=1, num_outputs=3)
     with pytest.raises(opendml.Error, match="num_outputs is 3"):
         backend.run_node(more, [x], opset_version=18)
+    with pytest.raises(opendml.Error, match="'split' has 2 sizes but the node has 3 outputs"):
+        backend.run_node(node("Split", ["x", "s"], ["a", "b", "c"], axis=1), [x, np.array([3, 4])], opset_version=13)
+    with pytest.raises(opendml.Error, match="names 2 inputs but 1 were given"):
+        backend.run_node(node("Split", ["x", "s"], ["a", "b"], axis=1), [x])
 
 
 @pytest.mark.parametrize(
@@ -205,3 +209,7 @@ def test_a_graph_of_several_nodes():
     assert np.array_equal(rep.run({"x": x})["joined"], expected)
     with pytest.raises(opendml.Error, match="takes 1 inputs, not 2"):
         rep.run([x, x])
+    with pytest.raises(opendml.Error, match="input 'x' is INT32 but the model declares FLOAT"):
+        rep.run([x.astype(np.int32)])
+    with pytest.raises(opendml.Error, match=r"no value for the model inputs \['x'\]"):
+        rep.run({"y": x})

@@ -7,7 +7,7 @@ import numpy as np
 import onnx
 import onnx.backend.base as base
 import opendml
-from onnx import helper, numpy_helper
+from onnx import TensorProto, helper, numpy_helper
 
 from . import ops
 from .._shapes import equal_parts, normalize_axis
@@ -20,10 +20,15 @@ def _split_sizes(node: onnx.NodeProto, inputs: list, opset: int, axis_size: int)
     """The part sizes of a Split node, by the rules of its opset (2, 11, 13 and 18 differ)."""
     attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
     count = len(node.output)
+    given = None
     if len(inputs) > 1 and inputs[1] is not None:  # opset 13+: the 'split' input
-        return [int(s) for s in np.asarray(inputs[1]).reshape(-1)]
-    if "split" in attrs:  # before opset 13: the 'split' attribute
-        return list(attrs["split"])
+        given = [int(s) for s in np.asarray(inputs[1]).reshape(-1)]
+    elif "split" in attrs:  # before opset 13: the 'split' attribute
+        given = list(attrs["split"])
+    if given is not None:
+        if len(given) != count:
+            raise opendml.Error(f"opendml.onnx: Split: 'split' has {len(given)} sizes but the node has {count} outputs")
+        return given
     if opset >= 18:
         if "num_outputs" not in attrs:
             raise opendml.Error("opendml.onnx: Split (opset 18+) needs the 'split' input or the 'num_outputs' attribute")
@@ -71,6 +76,7 @@ class OpenDMLBackendRep(base.BackendRep):
             check_operator(node)
         self._constants = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
         self._inputs = [i.name for i in graph.input if i.name not in self._constants]
+        self._types = {i.name: i.type.tensor_type.elem_type for i in graph.input}
         self._outputs = [o.name for o in graph.output]
 
     def run(self, inputs, **kwargs):
@@ -85,6 +91,11 @@ class OpenDMLBackendRep(base.BackendRep):
         missing = [n for n in self._inputs if n not in values]
         if missing:
             raise opendml.Error(f"opendml.onnx: no value for the model inputs {missing}")
+        for name in self._inputs:
+            values[name] = np.asarray(values[name])
+            declared, given = TensorProto.DataType.Name(self._types[name]), ops.type_name(values[name])
+            if self._types[name] and declared != given:
+                raise opendml.Error(f"opendml.onnx: input '{name}' is {given} but the model declares {declared}")
         # ONNX keeps the nodes of a graph in topological order.
         for node in self._nodes:
             results = run_operator(node, [values[n] if n else None for n in node.input], self._opset)
@@ -116,7 +127,10 @@ class OpenDMLBackend(base.Backend):
         super().run_node(node, inputs, device, outputs_info, **kwargs)  # onnx.checker
         cls._check_device(device)
         opset = kwargs.get("opset_version", onnx.defs.onnx_opset_version())
-        results = run_operator(node, list(inputs), opset)
+        inputs = list(inputs)
+        if len(inputs) != len(node.input):
+            raise opendml.Error(f"opendml.onnx: the {node.op_type} node names {len(node.input)} inputs but {len(inputs)} were given")
+        results = run_operator(node, inputs, opset)
         return base.namedtupledict("Outputs", list(node.output))(*results)
 
 
