@@ -30,7 +30,7 @@ def join_shape(op: str, inputs, axis: int) -> list:
 def split_shapes(op: str, shape, sizes, axis: int) -> list:
     """The shapes of the parts of the given sizes along axis."""
     axis = normalize_axis(op, axis, len(shape))
-    sizes = [int(s) for s in sizes]
+    sizes = list(sizes)
     if any(s < 0 for s in sizes) or sum(sizes) != shape[axis]:
         raise opendml.Error(f"{op}: sizes {sizes} must be non-negative and add up to {shape[axis]}, the size of axis {axis}")
     return [tuple(shape[:axis]) + (s,) + tuple(shape[axis + 1 :]) for s in sizes]

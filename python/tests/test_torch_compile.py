@@ -87,3 +87,19 @@ def test_inductor_fullgraph():
         got, count = compiled(x, scores)
         want, want_count = pick_rows_with_torch_nonzero(x, scores)
         assert torch.equal(count, want_count) and torch.equal(got, want)
+
+
+def test_dynamic_shapes_compile_once():
+    def f(x, y):
+        coords, count = odt.nonzero(x > 0, fill_value=-1)
+        joined = odt.join([x, y], 0)
+        first, second = odt.split(joined, [x.shape[0], y.shape[0]], 0)
+        return coords, count, joined, first, second
+
+    torch._dynamo.reset()
+    counter = CompileCounterWithBackend("aot_eager")
+    compiled = torch.compile(f, fullgraph=True, dynamic=True, backend=counter)
+    for n in (5, 9, 13):
+        x, y = torch.randn(n, 3), torch.randn(n + 1, 3)
+        assert all(torch.equal(a, b) for a, b in zip(compiled(x, y), f(x, y)))
+    assert counter.frame_count == 1  # the fake implementations keep the sizes symbolic
