@@ -170,6 +170,12 @@ def test_invalid_nodes_raise_opendml_error(op, inputs, attrs, match):
         backend.run_node(node(op, names, outputs, **attrs), inputs)
 
 
+def test_arrays_of_no_onnx_type():
+    for x in (np.zeros(3, "datetime64[s]"), np.zeros(3, [("a", np.int32)])):
+        with pytest.raises(NotImplementedError, match="no ONNX element type"):
+            backend.run_node(node("Concat", ["a"], ["y"], axis=0), [x])
+
+
 def test_unsupported_operators_and_devices():
     relu = helper.make_graph(
         [node("Relu", ["x"], ["y"])], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])], [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])]

@@ -57,7 +57,10 @@ def type_name(x: np.ndarray) -> str:
     """The ONNX element type name (TensorProto.DataType) of an array."""
     if x.dtype.kind in "OSU":
         return "STRING"
-    return TensorProto.DataType.Name(helper.np_dtype_to_tensor_dtype(x.dtype))
+    try:
+        return TensorProto.DataType.Name(helper.np_dtype_to_tensor_dtype(x.dtype))
+    except (KeyError, TypeError, ValueError):
+        raise opendml.UnsupportedError(f"opendml.onnx: NumPy's {x.dtype} is no ONNX element type") from None
 
 
 def _check_type(op: str, x: np.ndarray, unsupported: dict) -> None:
