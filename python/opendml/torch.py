@@ -32,7 +32,7 @@ _UNSIGNED = {1: torch.uint8, 2: torch.uint16, 4: torch.uint32, 8: torch.uint64}
 def _bits(x: torch.Tensor) -> torch.Tensor:
     if x.element_size() not in _UNSIGNED:
         raise opendml.UnsupportedError(f"opendml.torch: {x.dtype} elements are {x.element_size()} bytes; JOIN and SPLIT move elements of 1, 2, 4 or 8 bytes")
-    return x.view(_UNSIGNED[x.element_size()])
+    return x.detach().view(_UNSIGNED[x.element_size()])  # DLPack exports no tensor that requires grad
 
 
 # ---- nonzero coordinates -------------------------------------------------------------------------
@@ -57,6 +57,7 @@ def nonzero_coordinates(x: torch.Tensor, columns: Optional[int] = None) -> tuple
     """DML_OPERATOR_NONZERO_COORDINATES: int64 coordinates [x.numel(), columns] (default x.dim())
     of the non-zero elements in row-major order, and their count, int64 [1], on x's device. Rows
     at or past the count are unspecified."""
+    x = x.detach()  # DLPack exports no tensor that requires grad; the outputs are integers anyway
     coords = torch.empty(_coordinates_shape(x, columns), dtype=torch.int64, device=x.device)
     count = torch.empty(1, dtype=torch.int64, device=x.device)
     if x.dim() == 0:

@@ -53,6 +53,12 @@ def test_nonzero_of_views_and_options():
     assert bool((coords[count:] == -1).all()) and len(coords[count:]) == x.numel() - int(count)
 
 
+def test_nonzero_of_a_tensor_that_requires_grad():
+    x = torch.tensor([[0.0, 1.5], [2.0, 0.0]], requires_grad=True)
+    coords, count = odt.nonzero(x)
+    assert torch.equal(coords[:count], torch.nonzero(x)) and not coords.requires_grad
+
+
 def test_nonzero_of_scalars_and_empty_tensors():
     for value in (0.0, 3.0):
         coords, count = odt.nonzero(torch.tensor(value))
