@@ -13,6 +13,9 @@ py="$venv/bin/python"
 "$py" -m pip install -q --upgrade pip
 "$py" -m pip install -q numpy pytest nanobind scikit-build-core onnx onnxruntime "jax[cpu]" ml_dtypes torch
 # --no-build-isolation: build with the nanobind and scikit-build-core just installed, and keep the
-# build directory (build/python/) between runs.
-"$py" -m pip install -q --no-build-isolation .
+# build directory (build/python/) between runs. Whether to build the CUDA backend is said every
+# time, so that a value cached there by an earlier build does not stick.
+cuda=OFF
+if command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then cuda=ON; fi
+"$py" -m pip install -q --no-build-isolation -Ccmake.define.OPENDML_WITH_CUDA=$cuda .
 "$py" -m pytest -ra python/tests "$@"

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "descriptors.h"
+#include "frameworks.h"
 
 #ifdef OPENDML_WITH_CUDA
 #include <cuda_runtime_api.h>
@@ -38,57 +39,33 @@ const Device& device_for(Place place) {
   return it->second;
 }
 
-// What opendml/_frameworks.py tells about an array type: how to allocate like one of its arrays,
-// and which CUDA stream its library considers current.
-struct Framework {
-  nb::object empty;           // empty(like, shape, dtype name or None) -> array on like's device
-  nb::object current_stream;  // current_stream(like, device index) -> cudaStream_t as an int
-  bool synchronize = false;   // the library cannot order its streams after ours (JAX)
-};
-
-// Never destroyed: their Python objects must not be released after the interpreter has finalized.
-const Framework& framework_for(nb::handle array) {
-  static auto* known = new std::unordered_map<PyTypeObject*, Framework>;
-  static auto* framework_of = new nb::object(nb::module_::import_("opendml._frameworks").attr("framework_of"));
-  PyTypeObject* type = Py_TYPE(array.ptr());
-  auto it = known->find(type);
-  if (it == known->end()) {
-    nb::object adapter = (*framework_of)(nb::handle(reinterpret_cast<PyObject*>(type)));
-    it = known
-             ->emplace(type, Framework{adapter.attr("empty"), adapter.attr("current_stream"),
-                                       nb::cast<bool>(adapter.attr("synchronize"))})
-             .first;
-  }
-  return it->second;
-}
-
 // One array-layer call: the device and stream every array of it must share.
 struct Call {
-  const char* op;
-  nb::handle like;  // the first array: results are allocated like it
+  const char* prefix;  // "concat: ", for messages
+  nb::handle like;     // the first array: results are allocated like it
   Place place;
   intptr_t stream = 0;
+  bool on_current_stream = true;  // stream is the current stream of the first array's library
   const Framework* framework;
 
-  Call(const char* op_name, nb::handle first, const char* what, nb::handle stream_arg) : op(op_name), like(first) {
-    place = place_of(first, prefix() + what);
-    framework = &framework_for(first);
+  Call(const char* prefix_, nb::handle first, const char* what, nb::handle stream_arg)
+      : prefix(prefix_), like(first), framework(&framework_for(first)) {
+    place = place_of_array(first, {prefix, what});
+    // The caller's stream: given, or its library's current one, on which no handshake is needed.
+    on_current_stream = stream_arg.is_none();
     if (place.cuda)
-      stream = stream_arg.is_none() ? nb::cast<intptr_t>(framework->current_stream(first, place.id))
-                                    : stream_handle(stream_arg);
+      stream = on_current_stream ? nb::cast<intptr_t>(framework->current_stream(first, place.id)) : stream_handle(stream_arg);
   }
-  std::string prefix() const { return std::string(op) + ": "; }
 
-  Borrowed take(nb::handle array, const std::string& what, bool writable) const {
-    const Place p = place_of(array, prefix() + what);
-    if (!(p == place)) invalid(prefix() + what + " is on " + p.name() + " but the other arrays are on " + place.name());
-    return borrow(array, prefix() + what, place, stream, writable);
+  Borrowed take(nb::handle array, const Name& what, bool writable) const {
+    return opendml::python::take(array, what, place, stream, on_current_stream, writable);
   }
   nb::object empty(const std::vector<int64_t>& shape, nb::handle dtype = nb::none()) const {
     nb::tuple t = nb::steal<nb::tuple>(PyTuple_New(static_cast<Py_ssize_t>(shape.size())));
     for (size_t i = 0; i < shape.size(); ++i) PyTuple_SET_ITEM(t.ptr(), i, PyLong_FromLongLong(shape[i]));
     return framework->empty(like, t, dtype);
   }
+
 };
 
 std::vector<int64_t> shape_of(const Borrowed& b) { return std::vector<int64_t>(b.shape, b.shape + b.ndim); }
@@ -100,9 +77,9 @@ std::string shape_string(const std::vector<int64_t>& shape) {
 }
 
 // NumPy's rule: -ndim <= axis < ndim.
-uint32_t normalize_axis(int64_t axis, int ndim, const std::string& prefix) {
+uint32_t normalize_axis(int64_t axis, int ndim, const char* prefix) {
   if (axis < -ndim || axis >= ndim)
-    invalid(prefix + "axis " + std::to_string(axis) + " is out of bounds for arrays of dimension " +
+    invalid(std::string(prefix) + "axis " + std::to_string(axis) + " is out of bounds for arrays of dimension " +
             std::to_string(ndim) + " (" + std::to_string(-ndim) + " to " + std::to_string(ndim - 1) + ")");
   return static_cast<uint32_t>(axis < 0 ? axis + ndim : axis);
 }
@@ -137,7 +114,7 @@ struct Spec {
 };
 
 // `order` permutes the array's dimensions into DirectML's (a transposed view of the coordinates).
-Spec spec_of(const Borrowed& b, const std::string& what, const int* order = nullptr) {
+Spec spec_of(const Borrowed& b, const Name& what, const int* order = nullptr) {
   Spec s;
   s.type = b.type;
   s.rank = static_cast<uint32_t>(b.ndim);
@@ -145,21 +122,22 @@ Spec spec_of(const Borrowed& b, const std::string& what, const int* order = null
   s.packed = order == nullptr && b.contiguous();
   for (uint32_t d = 0; d < s.rank; ++d) {
     const int from = order ? order[d] : static_cast<int>(d);
-    s.sizes[d] = to_uint32(b.shape[from], what + ".shape[" + std::to_string(from) + "]");
+    const int64_t size = b.shape[from], stride = b.shape[from] == 1 ? 0 : b.strides[from];
+    if (size > int64_t(UINT32_MAX)) to_uint32(size, what + ".shape[" + std::to_string(from) + "]");
+    s.sizes[d] = static_cast<uint32_t>(size);
     if (s.packed) continue;
-    if (b.shape[from] == 1) continue;  // any stride reaches the only element: 0 keeps the cache key canonical
-    if (b.strides[from] < 0)
+    if (stride < 0)
       unsupported(what + " has a negative stride along dimension " + std::to_string(from) +
                   " (a reversed view); DirectML's strides are unsigned, and opendml makes no hidden copy");
-    s.strides[d] = to_uint32(b.strides[from], what + ".strides[" + std::to_string(from) + "] (in elements)");
+    if (stride > int64_t(UINT32_MAX)) to_uint32(stride, what + ".strides[" + std::to_string(from) + "] (in elements)");
+    s.strides[d] = static_cast<uint32_t>(stride);  // 0 for a size of 1: any stride reaches its only element
   }
   // DirectML binds at multiples of 16 bytes unless the tensor says less; a view may start anywhere
   // its element size allows.
   const auto address = reinterpret_cast<uintptr_t>(b.data);
   const uintptr_t lowest = address & (~address + 1);
   if (address != 0 && lowest < 16) {
-    if (lowest < b.element_bytes)
-      unsupported(what + " starts at an address that is not a multiple of its element size");
+    if (lowest < b.element_bytes) unsupported(what + " starts at an address that is not a multiple of its element size");
     s.alignment = static_cast<uint32_t>(lowest);
   }
   return s;
@@ -170,6 +148,7 @@ Spec spec_of(const Borrowed& b, const std::string& what, const int* order = null
 struct Entry {
   CompiledOperator op;
   std::vector<uint64_t> region_bytes;  // each tensor's TotalTensorSizeInBytes, inputs then outputs
+  uint64_t bytes = 0;                  // their sum
   uint64_t temporary_bytes = 0;
   std::unique_ptr<Buffer> persistent;
 };
@@ -258,7 +237,8 @@ std::shared_ptr<Entry> compiled(const std::string& key, const Call& call, const 
       throw Error(ODML_STATUS_UNSUPPORTED, e.what());
     throw;
   }
-  auto entry = std::make_shared<Entry>(Entry{op->compile(), std::move(region_bytes), 0, nullptr});
+  auto entry = std::make_shared<Entry>(Entry{op->compile(), std::move(region_bytes), 0, 0, nullptr});
+  for (uint64_t b : entry->region_bytes) entry->bytes += b;
   const odml_binding_properties p = entry->op.binding_properties();
   entry->temporary_bytes = p.temporary_size_in_bytes;
   if (p.persistent_size_in_bytes) entry->persistent = std::make_unique<Buffer>(device, p.persistent_size_in_bytes);
@@ -272,7 +252,9 @@ std::shared_ptr<Entry> compiled(const std::string& key, const Call& call, const 
 
 void execute(const Entry& e, const Call& call, const std::vector<const Spec*>& inputs,
              const std::vector<const Spec*>& outputs) {
-  std::vector<odml_buffer_binding> in, out;
+  thread_local std::vector<odml_buffer_binding> in, out;  // reused: a warm call allocates nothing here
+  in.clear();
+  out.clear();
   size_t r = 0;
   t_last_inputs.clear();
   t_last_outputs.clear();
@@ -290,7 +272,7 @@ void execute(const Entry& e, const Call& call, const std::vector<const Spec*>& i
   odml_buffer_binding temporary{};
   if (e.temporary_bytes) {
     temporary_array = call.empty({static_cast<int64_t>(e.temporary_bytes + 256)}, nb::str("uint8"));
-    const Borrowed t = call.take(temporary_array, "the temporary region", true);
+    const Borrowed t = call.take(temporary_array, {call.prefix, "the temporary region"}, true);
     const auto address = (reinterpret_cast<uintptr_t>(t.data) + 255) & ~uintptr_t{255};
     temporary = {reinterpret_cast<void*>(address), e.temporary_bytes};
   }
@@ -300,6 +282,8 @@ void execute(const Entry& e, const Call& call, const std::vector<const Spec*>& i
   if (call.place.cuda) {
     e.op.execute(b, stream);
     if (call.framework->synchronize) device_for(call.place).synchronize(stream);
+  } else if (e.bytes < (1u << 20)) {
+    e.op.execute(b, stream);  // small: releasing the GIL would cost more than the copy
   } else {
     nb::gil_scoped_release release;  // the CPU backend runs here, on its own threads
     e.op.execute(b, stream);
@@ -314,7 +298,7 @@ void zero(const Call& call, std::byte* data, uint64_t bytes) {
   }
 #ifdef OPENDML_WITH_CUDA
   const cudaError_t error = cudaMemsetAsync(data, 0, bytes, reinterpret_cast<cudaStream_t>(call.stream));
-  if (error != cudaSuccess) throw Error(ODML_STATUS_DEVICE_FAILURE, call.prefix() + cudaGetErrorString(error));
+  if (error != cudaSuccess) throw Error(ODML_STATUS_DEVICE_FAILURE, std::string(call.prefix) + cudaGetErrorString(error));
 #endif
 }
 
@@ -335,14 +319,16 @@ uint32_t extensions_for(const std::string& index_dtype, DML_TENSOR_DATA_TYPE* ty
 
 nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed, const std::string& index_dtype,
                   nb::handle out, nb::handle stream) {
-  const Call call("nonzero", x, "x", stream);
+  const Call call("nonzero: ", x, "x", stream);
   DML_TENSOR_DATA_TYPE index_type;
   const uint32_t extensions = extensions_for(index_dtype, &index_type);
-  const Borrowed input = call.take(x, "x", false);
+  const Borrowed input = call.take(x, {call.prefix, "x"}, false);
   if (input.ndim == 0) invalid("nonzero: x is 0-d; DirectML tensors have at least one dimension (reshape it to (1,))");
   const int64_t m = input.size();
   const int64_t n = columns ? *columns : input.ndim;
-  if (n < 0) invalid("nonzero: columns is " + std::to_string(n) + "; it must be positive");
+  if (n < 1 || n > input.ndim)
+    invalid("nonzero: columns is " + std::to_string(n) + "; coordinates have 1 to x.ndim (" +
+            std::to_string(input.ndim) + ") columns");
 
   nb::object coords, count;
   if (out.is_none()) {
@@ -350,12 +336,12 @@ nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed,
     count = call.empty({1}, dtype);
     coords = transposed ? call.empty({n, m}, dtype) : call.empty({m, n}, dtype);
   } else {
-    const auto pair = nb::cast<nb::sequence>(out);
+    const nb::sequence pair = sequence(out, {call.prefix, "out"});
     if (nb::len(pair) != 2) invalid("nonzero: out must be (coords, count)");
     coords = pair[0];
     count = pair[1];
   }
-  const Borrowed c = call.take(coords, "coords", true), k = call.take(count, "count", true);
+  const Borrowed c = call.take(coords, {call.prefix, "coords"}, true), k = call.take(count, {call.prefix, "count"}, true);
   if (c.ndim != 2)
     invalid("nonzero: coords has " + std::to_string(c.ndim) + " dimensions; it must be 2-D, (x.size, columns)" +
             (transposed ? " transposed" : ""));
@@ -368,10 +354,10 @@ nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed,
   (void)index_type;
 
   static const int kTransposed[2] = {1, 0};  // DirectML sees (M, N) through the (N, M) array's strides
-  const Spec in = spec_of(input, "nonzero: x");
-  Spec cnt = spec_of(k, "nonzero: count");
+  const Spec in = spec_of(input, {call.prefix, "x"});
+  Spec cnt = spec_of(k, {call.prefix, "count"});
   if (cnt.rank == 0) cnt.rank = 1, cnt.sizes[0] = 1;  // a 0-d count is one element
-  const Spec crd = spec_of(c, "nonzero: coords", transposed ? kTransposed : nullptr);
+  const Spec crd = spec_of(c, {call.prefix, "coords"}, transposed ? kTransposed : nullptr);
 
   thread_local std::string key;
   key.assign("N");
@@ -398,7 +384,7 @@ void check_pieces(const Call& call, const std::vector<Borrowed>& pieces, const c
     bool same = p.ndim == whole.ndim && p.type == whole.type;
     for (int d = 0; same && d < p.ndim; ++d) same = d == int(axis) || p.shape[d] == whole.shape[d];
     if (!same)
-      invalid(call.prefix() + name + "[" + std::to_string(i) + "] has shape " + shape_string(shape_of(p)) +
+      invalid(Name{call.prefix, name, int(i)} + " has shape " + shape_string(shape_of(p)) +
               " and DirectML type " + type_name(p.type) + " but the whole has shape " +
               shape_string(shape_of(whole)) + " and type " + type_name(whole.type) +
               "; every dimension other than axis " + std::to_string(axis) + " and the type must match");
@@ -414,21 +400,22 @@ std::string join_split_key(char op, const Call& call, uint32_t axis, const Spec&
   return key;
 }
 
-nb::object concat(nb::sequence arrays, int64_t axis, nb::handle out, nb::handle stream) {
+nb::object concat(nb::handle arrays_arg, int64_t axis, nb::handle out, nb::handle stream) {
+  const nb::sequence arrays = sequence(arrays_arg, {"concat: ", "arrays"});
   const size_t count = nb::len(arrays);
   if (count == 0) invalid("concat: arrays is empty; concatenation needs at least one array");
-  const Call call("concat", arrays[0], "arrays[0]", stream);
+  const Call call("concat: ", arrays[0], "arrays[0]", stream);
   std::vector<Borrowed> in;
   in.reserve(count);
-  for (size_t i = 0; i < count; ++i) in.push_back(call.take(arrays[i], "arrays[" + std::to_string(i) + "]", false));
+  for (size_t i = 0; i < count; ++i) in.push_back(call.take(arrays[i], {call.prefix, "arrays", int(i)}, false));
   if (in[0].ndim == 0) invalid("concat: arrays[0] is 0-d; zero-dimensional arrays cannot be concatenated");
-  const uint32_t a = normalize_axis(axis, in[0].ndim, call.prefix());
+  const uint32_t a = normalize_axis(axis, in[0].ndim, call.prefix);
 
   std::vector<int64_t> shape = shape_of(in[0]);
   shape[a] = 0;
   for (const Borrowed& b : in) shape[a] += b.ndim == in[0].ndim ? b.shape[a] : 0;
   nb::object result = out.is_none() ? call.empty(shape) : nb::borrow(out);
-  const Borrowed whole = call.take(result, "out", true);
+  const Borrowed whole = call.take(result, {call.prefix, "out"}, true);
   if (shape_of(whole) != shape)
     invalid("concat: out has shape " + shape_string(shape_of(whole)) + " but the result has shape " +
             shape_string(shape));
@@ -438,8 +425,8 @@ nb::object concat(nb::sequence arrays, int64_t axis, nb::handle out, nb::handle 
   // Arrays empty along axis take no part: DirectML has no empty tensors.
   std::vector<Spec> pieces;
   for (size_t i = 0; i < count; ++i)
-    if (in[i].size() > 0) pieces.push_back(spec_of(in[i], "concat: arrays[" + std::to_string(i) + "]"));
-  const Spec w = spec_of(whole, "concat: out");
+    if (in[i].size() > 0) pieces.push_back(spec_of(in[i], {call.prefix, "arrays", int(i)}));
+  const Spec w = spec_of(whole, {call.prefix, "out"});
   std::vector<const Spec*> tensors, inputs;
   for (const Spec& s : pieces) tensors.push_back(&s), inputs.push_back(&s);
   tensors.push_back(&w);
@@ -453,24 +440,27 @@ nb::object concat(nb::sequence arrays, int64_t axis, nb::handle out, nb::handle 
 }
 
 nb::list split(nb::handle x, nb::handle sizes, int64_t axis, nb::handle out, nb::handle stream) {
-  const Call call("split", x, "x", stream);
-  const Borrowed input = call.take(x, "x", false);
+  const Call call("split: ", x, "x", stream);
+  const Borrowed input = call.take(x, {call.prefix, "x"}, false);
   if (input.ndim == 0) invalid("split: x is 0-d; zero-dimensional arrays cannot be split");
-  const uint32_t a = normalize_axis(axis, input.ndim, call.prefix());
+  const uint32_t a = normalize_axis(axis, input.ndim, call.prefix);
   const int64_t length = input.shape[a];
 
   std::vector<int64_t> sections;
-  if (PyLong_Check(sizes.ptr())) {
-    const int64_t n = nb::cast<int64_t>(sizes);
+  if (PyIndex_Check(sizes.ptr())) {
+    const int64_t n = integer(sizes, {call.prefix, "sizes"});
     if (n <= 0 || length % n != 0)
       invalid("split: x.shape[" + std::to_string(a) + "] is " + std::to_string(length) + ", which does not split into " +
               std::to_string(n) + " equal sections");
     sections.assign(static_cast<size_t>(n), length / n);
   } else {
     int64_t sum = 0;
-    for (nb::handle s : nb::cast<nb::sequence>(sizes)) {
-      const int64_t v = nb::cast<int64_t>(s);
-      if (v < 0) invalid("split: sizes[" + std::to_string(sections.size()) + "] is " + std::to_string(v) + "; section sizes cannot be negative");
+    for (nb::handle s : sequence(sizes, {call.prefix, "sizes"})) {
+      const Name name{call.prefix, "sizes", int(sections.size())};
+      const int64_t v = integer(s, name);
+      if (v < 0) invalid(name + " is " + std::to_string(v) + "; section sizes cannot be negative");
+      if (v > length)
+        invalid(name + " is " + std::to_string(v) + " but x.shape[" + std::to_string(a) + "] is " + std::to_string(length));
       sections.push_back(v);
       sum += v;
     }
@@ -488,14 +478,14 @@ nb::list split(nb::handle x, nb::handle sizes, int64_t axis, nb::handle out, nb:
       parts.append(call.empty(shape));
     }
   } else {
-    for (nb::handle o : nb::cast<nb::sequence>(out)) parts.append(o);
+    for (nb::handle o : sequence(out, {call.prefix, "out"})) parts.append(o);
     if (parts.size() != sections.size())
       invalid("split: out has " + std::to_string(parts.size()) + " arrays but there are " +
               std::to_string(sections.size()) + " sections");
   }
   std::vector<Borrowed> outs;
   for (size_t i = 0; i < sections.size(); ++i) {
-    outs.push_back(call.take(parts[i], "out[" + std::to_string(i) + "]", true));
+    outs.push_back(call.take(parts[i], {call.prefix, "out", int(i)}, true));
     if (outs.back().ndim == input.ndim && outs.back().shape[a] != sections[i])
       invalid("split: out[" + std::to_string(i) + "] is " + std::to_string(outs.back().shape[a]) + " long along axis " +
               std::to_string(a) + " but its section is " + std::to_string(sections[i]));
@@ -505,8 +495,8 @@ nb::list split(nb::handle x, nb::handle sizes, int64_t axis, nb::handle out, nb:
 
   std::vector<Spec> pieces;
   for (size_t i = 0; i < outs.size(); ++i)
-    if (outs[i].size() > 0) pieces.push_back(spec_of(outs[i], "split: out[" + std::to_string(i) + "]"));
-  const Spec w = spec_of(input, "split: x");
+    if (outs[i].size() > 0) pieces.push_back(spec_of(outs[i], {call.prefix, "out", int(i)}));
+  const Spec w = spec_of(input, {call.prefix, "x"});
   std::vector<const Spec*> tensors{&w}, outputs;
   for (const Spec& s : pieces) tensors.push_back(&s), outputs.push_back(&s);
   const auto entry = compiled(join_split_key('S', call, a, w, pieces), call, tensors, 0, [a](std::vector<TensorDesc>& d) {

@@ -25,6 +25,42 @@ inline uint32_t to_uint32(int64_t value, const std::string& what) {
   return static_cast<uint32_t>(value);
 }
 
+// The name of an argument in messages ("concat: arrays[2]"), built only when a message needs it.
+struct Name {
+  const char* prefix = "";  // "concat: "
+  const char* base = "";    // "arrays"
+  int index = -1;           // base[index], or base alone when negative
+  std::string str() const {
+    std::string s = std::string(prefix) + base;
+    return index < 0 ? s : s + "[" + std::to_string(index) + "]";
+  }
+};
+inline std::string operator+(const Name& name, const std::string& text) { return name.str() + text; }
+inline std::string operator+(const Name& name, const char* text) { return name.str() + text; }
+
+// An integer argument (anything with __index__), or opendml.Error naming it.
+inline int64_t integer(nb::handle value, const Name& what) {
+  PyObject* index = PyNumber_Index(value.ptr());
+  if (index == nullptr) {
+    PyErr_Clear();
+    invalid(what + " is a " + nb::type_name(value.type()).c_str() + "; it must be an integer");
+  }
+  const long long v = PyLong_AsLongLong(index);
+  Py_DECREF(index);
+  if (v == -1 && PyErr_Occurred()) {
+    PyErr_Clear();
+    invalid(what + " does not fit in 64 bits");
+  }
+  return v;
+}
+
+// A list, tuple or other sequence argument, or opendml.Error naming it.
+inline nb::sequence sequence(nb::handle value, const Name& what) {
+  if (!PySequence_Check(value.ptr()) || PyUnicode_Check(value.ptr()) || PyBytes_Check(value.ptr()))
+    invalid(what + " is a " + nb::type_name(value.type()).c_str() + "; it must be a sequence (a list or tuple)");
+  return nb::borrow<nb::sequence>(value);
+}
+
 void bind_descriptors(nb::module_& m);
 void bind_arrays(nb::module_& m);
 

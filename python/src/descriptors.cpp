@@ -1,6 +1,7 @@
 // The descriptor layer: DirectML's vocabulary as the C++ API has it (include/opendml/opendml.hpp),
 // with the same lifecycle and the same messages.
 #include "descriptors.h"
+#include "frameworks.h"
 
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
@@ -35,7 +36,7 @@ struct PyCompiled {
 };
 
 // One binding: None (unbound), (address, bytes), or an array on the operator's device.
-odml_buffer_binding region_of(nb::handle obj, const std::string& what, const Device& device, intptr_t stream,
+odml_buffer_binding region_of(nb::handle obj, const Name& what, const Device& device, intptr_t stream,
                               std::vector<Borrowed>& borrowed) {
   if (obj.is_none()) return {};
   if (nb::isinstance<nb::tuple>(obj)) {
@@ -43,20 +44,17 @@ odml_buffer_binding region_of(nb::handle obj, const std::string& what, const Dev
     if (t.size() != 2) invalid(what + " is a tuple of " + std::to_string(t.size()) + "; a region is (address, bytes)");
     return {reinterpret_cast<void*>(nb::cast<uintptr_t>(t[0])), nb::cast<uint64_t>(t[1])};
   }
-  const Place place = place_of(obj, what), wanted = place_of(device);
-  if (!(place == wanted))
-    invalid(what + " is on " + place.name() + " but the operator runs on " + device.name());
-  borrowed.push_back(borrow(obj, what, place, stream, false));
+  borrowed.push_back(take(obj, what, place_of(device), stream, false, false));
   const Borrowed& b = borrowed.back();
   return {b.data, b.extent_bytes()};
 }
 
-std::vector<odml_buffer_binding> regions_of(const std::vector<nb::object>& objs, const std::string& what,
+std::vector<odml_buffer_binding> regions_of(const std::vector<nb::object>& objs, const char* what,
                                             const Device& device, intptr_t stream, std::vector<Borrowed>& borrowed) {
   std::vector<odml_buffer_binding> out;
   out.reserve(objs.size());
   for (size_t i = 0; i < objs.size(); ++i)
-    out.push_back(region_of(objs[i], what + "[" + std::to_string(i) + "]", device, stream, borrowed));
+    out.push_back(region_of(objs[i], {"", what, int(i)}, device, stream, borrowed));
   return out;
 }
 
@@ -79,7 +77,7 @@ void initialize(PyCompiled& c, std::optional<std::vector<nb::object>> inputs, nb
   const std::vector<odml_buffer_binding> in =
       inputs ? regions_of(*inputs, "inputs", c.device, stream, borrowed) : std::vector<odml_buffer_binding>{};
   c.op.initialize(odml_bindings{in.data(), static_cast<uint32_t>(in.size()), nullptr, 0, {},
-                                region_of(persistent, "persistent", c.device, stream, borrowed)},
+                                region_of(persistent, {"", "persistent"}, c.device, stream, borrowed)},
                   s);
 }
 
@@ -90,9 +88,9 @@ void execute(const PyCompiled& c, const std::vector<nb::object>& inputs, const s
   const auto in = regions_of(inputs, "inputs", c.device, stream, borrowed);
   const auto out = regions_of(outputs, "outputs", c.device, stream, borrowed);
   const odml_buffer_binding t = temporary.is_none() ? kept(c.temporary)
-                                                    : region_of(temporary, "temporary", c.device, stream, borrowed);
+                                                    : region_of(temporary, {"", "temporary"}, c.device, stream, borrowed);
   const odml_buffer_binding p = persistent.is_none() ? kept(c.persistent)
-                                                     : region_of(persistent, "persistent", c.device, stream, borrowed);
+                                                     : region_of(persistent, {"", "persistent"}, c.device, stream, borrowed);
   c.op.execute(odml_bindings{in.data(), static_cast<uint32_t>(in.size()), out.data(),
                              static_cast<uint32_t>(out.size()), t, p},
                reinterpret_cast<void*>(stream));
@@ -151,7 +149,7 @@ void bind_descriptors(nb::module_& m) {
       .def(
           "synchronize", [](const Device& d, nb::handle stream) { d.synchronize(reinterpret_cast<void*>(stream_handle(stream))); },
           "stream"_a = nb::none(), "Waits for the work queued on stream (None: the default stream).")
-      .def("__repr__", [](const Device& d) { return "opendml.Device('" + d.name() + "')"; });
+      .def("__repr__", [](const Device& d) { return "<opendml.Device " + d.name() + ">"; });
 
   nb::class_<TensorDesc>(m, "TensorDesc", "A DML_BUFFER_TENSOR_DESC that owns its arrays.")
       .def(

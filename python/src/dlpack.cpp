@@ -56,14 +56,14 @@ std::string dl_type_name(uint8_t code, uint8_t bits, uint16_t lanes) {
   return name;
 }
 
-void set_type(Borrowed& b, uint8_t code, uint8_t bits, uint16_t lanes, const std::string& what) {
+void set_type(Borrowed& b, uint8_t code, uint8_t bits, uint16_t lanes, const Name& what) {
   b.type = dml_type(code, bits, lanes);
   if (b.type == DML_TENSOR_DATA_TYPE_UNKNOWN)
     unsupported(what + " has element type " + dl_type_name(code, bits, lanes) + ", which has no DirectML data type");
   b.element_bytes = bits / 8;
 }
 
-void set_layout(Borrowed& b, int ndim, const int64_t* shape, const int64_t* strides, const std::string& what) {
+void set_layout(Borrowed& b, int ndim, const int64_t* shape, const int64_t* strides, const Name& what) {
   if (ndim > kMaxDims)
     invalid(what + " has " + std::to_string(ndim) + " dimensions; DirectML tensors have at most 8");
   b.ndim = ndim;
@@ -83,11 +83,11 @@ void check_cuda(cudaError_t error, const std::string& what) {
 
 // The CUDA array interface (version 3): the producer names the stream its writes are on, and the
 // consumer orders its own stream after them.
-void wait_for_producer(intptr_t producer, intptr_t consumer, const std::string& what) {
+void wait_for_producer(intptr_t producer, intptr_t consumer, const Name& what) {
 #ifdef OPENDML_WITH_CUDA
   if (producer == consumer) return;
   cudaEvent_t event;
-  check_cuda(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), what);
+  check_cuda(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), what.str());
   cudaError_t error = cudaEventRecord(event, reinterpret_cast<cudaStream_t>(producer));
   if (error == cudaSuccess) error = cudaStreamWaitEvent(reinterpret_cast<cudaStream_t>(consumer), event, 0);
   cudaEventDestroy(event);
@@ -98,7 +98,7 @@ void wait_for_producer(intptr_t producer, intptr_t consumer, const std::string& 
 #endif
 }
 
-int cuda_device_of(uintptr_t pointer, const std::string& what) {
+int cuda_device_of(uintptr_t pointer, const Name& what) {
 #ifdef OPENDML_WITH_CUDA
   cudaPointerAttributes attributes{};
   check_cuda(cudaPointerGetAttributes(&attributes, reinterpret_cast<const void*>(pointer)),
@@ -110,7 +110,7 @@ int cuda_device_of(uintptr_t pointer, const std::string& what) {
 #endif
 }
 
-void borrow_cuda_array_interface(Borrowed& b, nb::handle array, const std::string& what, intptr_t stream,
+void borrow_cuda_array_interface(Borrowed& b, nb::handle array, const Name& what, intptr_t stream,
                                  bool writable) {
   const nb::dict cai = nb::cast<nb::dict>(array.attr("__cuda_array_interface__"));
   if (cai.contains("mask") && !cai["mask"].is_none()) unsupported(what + " has a mask (__cuda_array_interface__)");
@@ -148,27 +148,39 @@ void borrow_cuda_array_interface(Borrowed& b, nb::handle array, const std::strin
 
 // Producers that predate DLPack 1.0 reject max_version; each such type is asked once.
 std::unordered_map<PyTypeObject*, bool>& legacy_producers() {
-  static std::unordered_map<PyTypeObject*, bool> types;
+  static auto& types = *new std::unordered_map<PyTypeObject*, bool>;
   return types;
 }
 
+// array.__dlpack__(stream=..., max_version=(1, 0)) through vectorcall: this is on every call's path.
 nb::object call_dlpack(nb::handle array, Place place, intptr_t stream) {
+  static PyObject* const name = PyUnicode_InternFromString("__dlpack__");
+  static PyObject* const version = nb::make_tuple(1, 0).release().ptr();
+  static PyObject* const kw_version = nb::make_tuple("max_version").release().ptr();
+  static PyObject* const kw_stream = nb::make_tuple("stream").release().ptr();
+  static PyObject* const kw_stream_version = nb::make_tuple("stream", "max_version").release().ptr();
   // DLPack's stream numbers: 1 is CUDA's legacy default stream, which the null handle means here.
-  nb::object dlpack = array.attr("__dlpack__");
-  nb::kwargs kwargs;
-  if (place.cuda) kwargs["stream"] = stream == 0 ? intptr_t(1) : stream;
+  nb::object stream_number = nb::int_(stream == 0 ? intptr_t(1) : stream);
   bool& legacy = legacy_producers()[Py_TYPE(array.ptr())];
-  if (!legacy) {
-    kwargs["max_version"] = nb::make_tuple(1, 0);
-    try {
-      return dlpack(**kwargs);
-    } catch (nb::python_error& e) {
-      if (!e.matches(PyExc_TypeError)) throw;
-      legacy = true;
-      PyDict_DelItemString(kwargs.ptr(), "max_version");
-    }
+  PyObject* args[3] = {array.ptr(), nullptr, nullptr};
+  PyObject* kwnames = nullptr;
+  if (place.cuda) {
+    args[1] = stream_number.ptr();
+    args[2] = version;
+    kwnames = legacy ? kw_stream : kw_stream_version;
+  } else {
+    args[1] = version;
+    kwnames = legacy ? nullptr : kw_version;
   }
-  return dlpack(**kwargs);
+  const size_t nargs = 1 | PY_VECTORCALL_ARGUMENTS_OFFSET;
+  PyObject* result = PyObject_VectorcallMethod(name, args, nargs, kwnames);
+  if (result == nullptr && !legacy && PyErr_ExceptionMatches(PyExc_TypeError)) {
+    PyErr_Clear();
+    legacy = true;
+    return call_dlpack(array, place, stream);
+  }
+  if (result == nullptr) throw nb::python_error();
+  return nb::steal(result);
 }
 
 }  // namespace
@@ -215,9 +227,60 @@ uint64_t Borrowed::extent_bytes() const {
   return (last + 1) * element_bytes;
 }
 
-Place place_of(nb::handle array, const std::string& what) {
+// A new reference from the C API, or the Python error it set.
+nb::object checked(PyObject* result) {
+  if (result == nullptr) throw nb::python_error();
+  return nb::steal(result);
+}
+
+bool borrow_torch(nb::handle tensor, const Name& what, const std::unordered_map<PyObject*, DLDataType>& types,
+                  bool writable, Borrowed& b) {
+  static PyObject* const dtype = PyUnicode_InternFromString("dtype");
+  static PyObject* const shape = PyUnicode_InternFromString("shape");
+  static PyObject* const stride = PyUnicode_InternFromString("stride");
+  static PyObject* const data_ptr = PyUnicode_InternFromString("data_ptr");
+  static PyObject* const requires_grad = PyUnicode_InternFromString("requires_grad");
+  const auto it = types.find(checked(PyObject_GetAttr(tensor.ptr(), dtype)).ptr());
+  if (it == types.end()) return false;
+  if (writable && PyObject_IsTrue(checked(PyObject_GetAttr(tensor.ptr(), requires_grad)).ptr()) == 1)
+    invalid(what + " requires grad; opendml cannot write into it (pass a tensor that does not, or detach it)");
+  const std::optional<Place> place = torch_place(tensor);
+  if (!place) return false;
+  b.place = *place;
+  set_type(b, it->second.code, it->second.bits, it->second.lanes, what);
+  b.data = reinterpret_cast<std::byte*>(nb::cast<uintptr_t>(checked(PyObject_CallMethodNoArgs(tensor.ptr(), data_ptr))));
+  const nb::object sizes = checked(PyObject_GetAttr(tensor.ptr(), shape));
+  const nb::object strides = checked(PyObject_CallMethodNoArgs(tensor.ptr(), stride));
+  const Py_ssize_t ndim = PyTuple_GET_SIZE(sizes.ptr());
+  if (ndim > kMaxDims) invalid(what + " has " + std::to_string(ndim) + " dimensions; DirectML tensors have at most 8");
+  int64_t dims[kMaxDims], steps[kMaxDims];
+  for (Py_ssize_t d = 0; d < ndim; ++d) {
+    dims[d] = PyLong_AsLongLong(PyTuple_GET_ITEM(sizes.ptr(), d));
+    steps[d] = PyLong_AsLongLong(PyTuple_GET_ITEM(strides.ptr(), d));
+  }
+  set_layout(b, static_cast<int>(ndim), dims, steps, what);
+  if (b.data == nullptr && b.size() > 0) invalid(what + " has no data (a meta or fake tensor?)");
+  return true;
+}
+
+std::optional<Place> torch_place(nb::handle tensor) {
+  static PyObject* const is_cuda = PyUnicode_InternFromString("is_cuda");
+  static PyObject* const is_cpu = PyUnicode_InternFromString("is_cpu");
+  static PyObject* const get_device = PyUnicode_InternFromString("get_device");
+  if (PyObject_IsTrue(checked(PyObject_GetAttr(tensor.ptr(), is_cuda)).ptr()) == 1)
+    return Place{true, nb::cast<int>(checked(PyObject_CallMethodNoArgs(tensor.ptr(), get_device)))};
+  if (PyObject_IsTrue(checked(PyObject_GetAttr(tensor.ptr(), is_cpu)).ptr()) == 1) return Place{false, 0};
+  return std::nullopt;
+}
+
+Place place_of(nb::handle array, const Name& what) {
   if (nb::hasattr(array, "__dlpack_device__")) {
-    const auto device = nb::cast<nb::tuple>(array.attr("__dlpack_device__")());
+    nb::tuple device;
+    try {
+      device = nb::cast<nb::tuple>(array.attr("__dlpack_device__")());
+    } catch (nb::python_error& e) {
+      invalid(what + ": " + python_type_name(array) + ".__dlpack_device__ failed: " + e.what());
+    }
     const int32_t type = nb::cast<int32_t>(device[0]), id = nb::cast<int32_t>(device[1]);
     if (type == kDLCPU || type == kDLCUDAHost) return {false, 0};
     if (type == kDLCUDA || type == kDLCUDAManaged) return {true, id};
@@ -232,7 +295,7 @@ Place place_of(nb::handle array, const std::string& what) {
           "(NumPy, PyTorch, CuPy, JAX, ...)");
 }
 
-Borrowed borrow(nb::handle array, const std::string& what, Place place, intptr_t stream, bool writable) {
+Borrowed borrow(nb::handle array, const Name& what, Place place, intptr_t stream, bool writable) {
   Borrowed b;
   b.place = place;
   if (!nb::hasattr(array, "__dlpack__")) {

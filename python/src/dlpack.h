@@ -4,7 +4,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <unordered_map>
 
 #include "common.h"
 
@@ -84,19 +86,29 @@ class Borrowed {
   uint64_t extent_bytes() const;
 
  private:
-  friend Borrowed borrow(nb::handle, const std::string&, Place, intptr_t, bool);
+  friend Borrowed borrow(nb::handle, const Name&, Place, intptr_t, bool);
+  friend bool borrow_torch(nb::handle, const Name&, const std::unordered_map<PyObject*, DLDataType>&, bool, Borrowed&);
   void release();
   void* managed_ = nullptr;
   void (*release_)(void*) = nullptr;
 };
 
 // The device an array's memory is on (its __dlpack_device__, or the CUDA array interface's pointer).
-Place place_of(nb::handle array, const std::string& what);
+Place place_of(nb::handle array, const Name& what);
 
 // Borrows `array` (named `what` in messages) that lives at `place`. On CUDA, `stream` is the
 // cudaStream_t the work will run on: the producer makes it wait for the array (DLPack's handshake).
 // A `writable` array must not come back read-only or copied.
-Borrowed borrow(nb::handle array, const std::string& what, Place place, intptr_t stream, bool writable);
+Borrowed borrow(nb::handle array, const Name& what, Place place, intptr_t stream, bool writable);
+
+// A PyTorch tensor, read through its own accessors (data_ptr, shape, stride, dtype, get_device),
+// several times faster than its __dlpack__, which PyTorch writes in Python. For calls that need no
+// stream handshake: the work runs on PyTorch's current stream. `types` maps each torch.dtype to
+// DLPack's type. False for a dtype outside `types`, which DLPack then reports.
+bool borrow_torch(nb::handle tensor, const Name& what, const std::unordered_map<PyObject*, DLDataType>& types,
+                  bool writable, Borrowed& b);
+// A PyTorch tensor's place, or none where it is neither on the CPU nor on CUDA (DLPack tells then).
+std::optional<Place> torch_place(nb::handle tensor);
 
 }  // namespace opendml::python
 

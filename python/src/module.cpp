@@ -1,4 +1,6 @@
 // opendml._opendml: the extension behind the Python package opendml (python/opendml).
+#include <typeinfo>
+
 #include "common.h"
 
 namespace opendml::python {
@@ -46,6 +48,10 @@ NB_MODULE(_opendml, m) {
       std::rethrow_exception(p);
     } catch (const opendml::Error& e) {
       raise(e);
+    } catch (const std::bad_cast&) {  // nanobind's cast_error: a value of a type the code does not take
+      raise(opendml::Error(ODML_STATUS_INVALID_ARGUMENT,
+                           "an argument, or a value an array library returned for it, has a type opendml does not "
+                           "take here"));
     }
   });
 #ifdef OPENDML_WITH_CUDA

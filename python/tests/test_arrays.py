@@ -175,7 +175,10 @@ def test_empty_pieces_take_no_part():
 
 def test_split_into_equal_sections():
     x = np.arange(12, dtype=np.int64).reshape(2, 6)
-    for got, want in zip(opendml.split(x, 3, axis=-1), np.split(x, 3, axis=-1)):
+    for sections in (3, np.int64(3)):
+        for got, want in zip(opendml.split(x, sections, axis=-1), np.split(x, 3, axis=-1)):
+            np.testing.assert_array_equal(got, want)
+    for got, want in zip(opendml.split(x, (np.int32(1), 5), axis=1), np.split(x, [1], axis=1)):
         np.testing.assert_array_equal(got, want)
 
 
@@ -310,7 +313,7 @@ def test_invalid_input_raises_error():
     raises(opendml.Error, "out has shape \\(4, 3\\) but the result has shape \\(5, 3\\)", opendml.concat,
            [a, np.zeros((3, 3), np.float32)], out=np.zeros((4, 3), np.float32))
     raises(opendml.Error, "type must match", opendml.concat, [a, a], out=np.zeros((4, 3), np.int32))
-    raises(opendml.Error, "sizes add up to 4 but x.shape\\[0\\] is 2", opendml.split, a, [1, 3])
+    raises(opendml.Error, "sizes add up to 3 but x.shape\\[0\\] is 2", opendml.split, a, [1, 2])
     raises(opendml.Error, "sizes\\[0\\] is -1", opendml.split, a, [-1, 3])
     raises(opendml.Error, "does not split into 2 equal sections", opendml.split, a, 2, axis=1)
     raises(opendml.Error, "does not split into 0 equal sections", opendml.split, a, 0)
@@ -320,7 +323,17 @@ def test_invalid_input_raises_error():
            out=[np.zeros((1, 3), np.float32), np.zeros((2, 3), np.float32)])
     raises(opendml.Error, "index_dtype is 'int8'", opendml.nonzero, a, index_dtype="int8")
     raises(opendml.Error, "columns is -1", opendml.nonzero, a, columns=-1)
-    raises(opendml.Error, "NONZERO_COORDINATES: OutputCoordinatesTensor", opendml.nonzero, a, columns=3)
+    raises(opendml.Error, "columns is 3; coordinates have 1 to x.ndim \\(2\\) columns", opendml.nonzero, a, columns=3)
+    raises(opendml.Error, "columns is 1099511627776", opendml.nonzero, a, columns=2**40)
+    raises(opendml.Error, "NONZERO_COORDINATES: OutputCoordinatesTensor", opendml.nonzero, np.zeros((2, 3), np.float32),
+           columns=1, out=(np.zeros((6, 1), np.uint32), np.zeros(1, np.uint32)))  # N below the effective rank
+    raises(opendml.Error, "sizes is a str; it must be a sequence", opendml.split, a, "ab")
+    raises(opendml.Error, "sizes\\[0\\] is a float; it must be an integer", opendml.split, a, [1.5, 0.5])
+    raises(opendml.Error, "sizes\\[0\\] is 4611686018427387904 but x.shape\\[0\\] is 2", opendml.split, a,
+           [2**62, 2**62, -(2**63) + 2])
+    raises(opendml.Error, "out is a int; it must be a sequence", opendml.split, a, 2, out=7)
+    raises(opendml.Error, "out is a int; it must be a sequence", opendml.nonzero, a, out=5)
+    raises(opendml.Error, "arrays is a int; it must be a sequence", opendml.concat, 5)
     raises(opendml.Error, "coords has 1 dimensions", opendml.nonzero, a, out=(np.zeros(6, np.uint32), np.zeros(1, np.uint32)))
     raises(opendml.Error, "out must be \\(coords, count\\)", opendml.nonzero, a, out=(np.zeros(6, np.uint32),))
     ro = np.zeros(9, np.float32)
@@ -331,6 +344,10 @@ def test_invalid_input_raises_error():
     # A broadcast view past 2^32 elements needs no memory; DirectML's 32-bit sizes reject it.
     huge = np.lib.stride_tricks.as_strided(np.zeros(1, np.uint8), shape=(2**32 + 1,), strides=(0,))
     raises(opendml.Error, "x.shape\\[0\\] is 4294967297", opendml.nonzero, huge)
+
+
+def test_tensors_without_memory_are_refused():
+    raises(opendml.Error, "__dlpack_device__ failed", opendml.concat, [torch.empty(4, device="meta")])
 
 
 def test_unsupported_cases_raise_not_implemented():

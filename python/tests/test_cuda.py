@@ -133,7 +133,7 @@ def test_cuda_array_interface_without_dlpack():
 
 def test_errors_on_cuda():
     a = torch.zeros(4, device="cuda")
-    with pytest.raises(opendml.Error, match="arrays\\[1\\] is on cpu but the other arrays are on cuda:0"):
+    with pytest.raises(opendml.Error, match="arrays\\[1\\] is on cpu but the work runs on cuda:0"):
         opendml.concat([a, torch.zeros(4)])
     with pytest.raises(opendml.UnsupportedError, match="cuda:99"):
         opendml.Device("cuda:99")
@@ -153,7 +153,7 @@ def test_descriptor_layer_on_cuda():
     op.execute([a, b], [out], stream=torch.cuda.current_stream())
     torch.cuda.synchronize()
     assert out.tolist() == [1, 2, 3, 7, 8, 9, 10, 4, 5, 6, 11, 12, 13, 14]
-    with pytest.raises(opendml.Error, match="is on cpu but the operator runs on cuda"):
+    with pytest.raises(opendml.Error, match="inputs\\[0\\] is on cpu but the work runs on cuda:0"):
         op.execute([a.cpu(), b], [out])
 
 
