@@ -97,9 +97,7 @@ def _join(inputs: Sequence[torch.Tensor], axis: int) -> torch.Tensor:
     """DML_OPERATOR_JOIN: the inputs concatenated along axis (negative counts from the end)."""
     shape = join_shape("opendml.torch.join", inputs, axis)
     out = inputs[0].new_empty(shape)
-    filled = [_bits(t) for t in inputs if t.numel()]  # DirectML has no empty tensors
-    if out.numel():
-        opendml.concat(filled, normalize_axis("opendml.torch.join", axis, out.dim()), out=_bits(out))
+    opendml.concat([_bits(t) for t in inputs], axis, out=_bits(out))
     return out
 
 
@@ -113,10 +111,7 @@ def _(inputs, axis):
 def _split(x: torch.Tensor, sizes: Sequence[int], axis: int) -> list[torch.Tensor]:
     """DML_OPERATOR_SPLIT: x cut along axis into new tensors of the given sizes."""
     outs = [x.new_empty(shape) for shape in split_shapes("opendml.torch.split", x.shape, sizes, axis)]
-    filled = [o for o in outs if o.numel()]  # DirectML has no empty tensors
-    if filled:
-        axis = normalize_axis("opendml.torch.split", axis, x.dim())
-        opendml.split(_bits(x), [o.shape[axis] for o in filled], axis, out=[_bits(o) for o in filled])
+    opendml.split(_bits(x), list(sizes), axis, out=[_bits(o) for o in outs])
     return outs
 
 

@@ -2,8 +2,8 @@
 
 The mapping follows ONNX Runtime's DirectML provider: NonZero is NONZERO_COORDINATES in the
 transposed ([rank, M]) layout with the host reading the count to cut the output to [rank, count];
-Concat is JOIN and Split is SPLIT. DirectML has no empty tensors, so empty inputs of a Concat and
-empty outputs of a Split are left out of the DirectML call (the empty results are made here).
+Concat is JOIN and Split is SPLIT (the array layer leaves empty pieces out, as DirectML has no
+empty tensors).
 docs/python.md describes the layer and the element types it cannot take.
 """
 
@@ -85,8 +85,6 @@ def nonzero(x: np.ndarray) -> np.ndarray:
     _check_type("NonZero", x, NONZERO_UNSUPPORTED)
     if x.ndim > _MAX_RANK:
         raise opendml.UnsupportedError(f"opendml.onnx: NonZero of rank {x.ndim}: NONZERO_COORDINATES takes at most 8 dimensions")
-    if x.size == 0:
-        return np.zeros((x.ndim, 0), np.int64)
     view = x.view(ZERO_TEST_AS.get(x.dtype.name, x.dtype)).reshape(x.shape or (1,))
     coords, count = opendml.nonzero(view, transposed=True)
     # A scalar is one element at coordinate 0 ([1, count]), as ONNX Runtime and NumPy have it.
@@ -100,8 +98,7 @@ def concat(inputs: list, axis: int) -> np.ndarray:
     _check_type("Concat", inputs[0], MOVE_UNSUPPORTED)
     axis = normalize_axis("Concat", axis, len(shape))
     out = np.empty(shape, inputs[0].dtype)
-    if out.size:
-        opendml.concat([_words(x, axis) for x in inputs if x.size], axis=1, out=_words(out, axis))
+    opendml.concat([_words(x, axis) for x in inputs], axis=1, out=_words(out, axis))
     return out
 
 
@@ -111,7 +108,5 @@ def split(x: np.ndarray, sizes: list, axis: int) -> list:
     _check_type("Split", x, MOVE_UNSUPPORTED)
     outs = [np.empty(shape, x.dtype) for shape in split_shapes("opendml.onnx: Split", x.shape, sizes, axis)]
     axis = normalize_axis("Split", axis, x.ndim)
-    filled = [o for o in outs if o.size]
-    if filled:
-        opendml.split(_words(x, axis), [o.shape[axis] for o in filled], axis=1, out=[_words(o, axis) for o in filled])
+    opendml.split(_words(x, axis), [o.shape[axis] for o in outs], axis=1, out=[_words(o, axis) for o in outs])
     return outs
