@@ -1,6 +1,8 @@
 """Result shapes of concat and split for the ONNX and PyTorch layers, checked the way NumPy does
-(negative axes count from the end; empty parts allowed, which these layers leave out of the
-DirectML call because DirectML has no empty tensors)."""
+(negative axes count from the end; empty parts allowed). The layers need them before the array
+layer runs: PyTorch's fake implementations have no array layer, and both layers hand the array
+layer unsigned-integer views of their elements, in which two element types of one width look
+alike, so the types are compared here."""
 
 import opendml
 
