@@ -31,9 +31,10 @@ class _Torch:
         import torch
 
         self._torch = torch
-        self._dtypes = {name: getattr(torch, name) for name in ("uint32", "int64", "uint64", "uint8")}
-        # The extension reads tensors through PyTorch's accessors where it can (see borrow_torch in
-        # python/src/dlpack.h), with these DLPack (type code, bits) for each dtype.
+        # The extension allocates, finds the stream and reads tensors itself, through PyTorch's own
+        # functions (python/src/frameworks.h): these are the tables it uses, and the function.
+        self.dtypes = {name: getattr(torch, name) for name in ("uint32", "int64", "uint64", "uint8")}
+        self.raw_current_stream = torch._C._cuda_getCurrentRawStream if torch.cuda.is_available() else None
         self.dlpack_types = {torch.bool: (6, 8), torch.bfloat16: (4, 16)}
         for code, names in ((0, ("int8", "int16", "int32", "int64")), (1, ("uint8", "uint16", "uint32", "uint64")),
                             (2, ("float16", "float32", "float64"))):
@@ -41,7 +42,7 @@ class _Torch:
                 self.dlpack_types[getattr(torch, name)] = (code, getattr(torch, name).itemsize * 8)
 
     def empty(self, like, shape, dtype):
-        return like.new_empty(shape, dtype=like.dtype if dtype is None else self._dtypes[dtype])
+        return like.new_empty(shape, dtype=like.dtype if dtype is None else self.dtypes[dtype])
 
     def current_stream(self, like, device):
         # The raw cudaStream_t of torch.cuda.current_stream(device), without building a Stream object.

@@ -7,6 +7,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <cstring>
 #include <list>
 #include <memory>
@@ -54,13 +55,13 @@ struct Call {
     // The caller's stream: given, or its library's current one, on which no handshake is needed.
     on_current_stream = stream_arg.is_none();
     if (place.cuda)
-      stream = on_current_stream ? nb::cast<intptr_t>(framework->current_stream(first, place.id)) : stream_handle(stream_arg);
+      stream = on_current_stream ? framework->current_stream(first, place.id) : stream_handle(stream_arg);
   }
 
   Borrowed take(nb::handle array, const Name& what, bool writable) const {
     return opendml::python::take(array, what, place, stream, on_current_stream, writable);
   }
-  nb::object empty(const std::vector<int64_t>& shape, nb::handle dtype = nb::none()) const {
+  nb::object empty(const std::vector<int64_t>& shape, const char* dtype = nullptr) const {
     nb::tuple t = nb::steal<nb::tuple>(PyTuple_New(static_cast<Py_ssize_t>(shape.size())));
     for (size_t i = 0; i < shape.size(); ++i) PyTuple_SET_ITEM(t.ptr(), i, PyLong_FromLongLong(shape[i]));
     return framework->empty(like, t, dtype);
@@ -229,7 +230,7 @@ std::shared_ptr<Entry> compiled(const std::string& key, const Call& call, const 
   const auto desc = make_desc(descs);
   std::optional<Operator> op;
   try {
-    op.emplace(create_operator(device, *desc, 0, extensions));
+    op.emplace(device, *desc, DML_FEATURE_LEVEL(0), extensions);
   } catch (const Error& e) {
     // An array whose type or rank no DirectML feature level takes (NONZERO on float64, say) is a
     // valid request that opendml cannot carry out; the library's support check names it so.
@@ -271,7 +272,7 @@ void execute(const Entry& e, const Call& call, const std::vector<const Spec*>& i
   nb::object temporary_array;
   odml_buffer_binding temporary{};
   if (e.temporary_bytes) {
-    temporary_array = call.empty({static_cast<int64_t>(e.temporary_bytes + 256)}, nb::str("uint8"));
+    temporary_array = call.empty({static_cast<int64_t>(e.temporary_bytes + 256)}, "uint8");
     const Borrowed t = call.take(temporary_array, {call.prefix, "the temporary region"}, true);
     const auto address = (reinterpret_cast<uintptr_t>(t.data) + 255) & ~uintptr_t{255};
     temporary = {reinterpret_cast<void*>(address), e.temporary_bytes};
@@ -299,29 +300,61 @@ void zero(const Call& call, std::byte* data, uint64_t bytes) {
 #ifdef OPENDML_WITH_CUDA
   const cudaError_t error = cudaMemsetAsync(data, 0, bytes, reinterpret_cast<cudaStream_t>(call.stream));
   if (error != cudaSuccess) throw Error(ODML_STATUS_DEVICE_FAILURE, std::string(call.prefix) + cudaGetErrorString(error));
+#else
+  unsupported(std::string(call.prefix) + "this build of opendml has no CUDA backend");
 #endif
 }
 
 // ---- The operations ----------------------------------------------------------------------------------
 
-uint32_t extensions_for(const std::string& index_dtype, DML_TENSOR_DATA_TYPE* type) {
-  if (index_dtype == "uint32") {
-    *type = DML_TENSOR_DATA_TYPE_UINT32;
-    return 0;
-  }
-  if (index_dtype == "int64" || index_dtype == "uint64") {
-    *type = index_dtype == "int64" ? DML_TENSOR_DATA_TYPE_INT64 : DML_TENSOR_DATA_TYPE_UINT64;
-    return kExtension64BitIndices;
-  }
+// Arrays past DirectML's 32-bit element counts and extents need opendml's 64-bit indices extension,
+// which the array layer asks for wherever the arrays need it.
+bool beyond_32_bits(const Borrowed& b) {
+  return uint64_t(b.size()) > UINT32_MAX || b.extent_bytes() / std::max(b.element_bytes, 1u) > UINT32_MAX;
+}
+
+bool is_64bit_index(const std::string& index_dtype) {
+  if (index_dtype == "uint32") return false;
+  if (index_dtype == "int64" || index_dtype == "uint64") return true;
   invalid("nonzero: index_dtype is '" + index_dtype + "'; it must be 'uint32', or 'int64' or 'uint64' (opendml's "
           "64-bit indices extension)");
+}
+
+// The coordinates as DirectML's (M, N), through the strides of the (N, M) array when transposed.
+// Past 2^32 - 1 rows, which one 32-bit size cannot hold, the rows go as two dimensions (the 64-bit
+// indices extension allows row dimensions that multiply to M while the rows stay evenly spaced):
+// the sizes of a prefix and of the rest of x's shape.
+Spec coords_spec(const Borrowed& c, bool transposed, const Borrowed& x, const Name& what) {
+  static const int kTransposed[2] = {1, 0};
+  const int row = transposed ? 1 : 0, column = 1 - row;
+  if (uint64_t(c.shape[row]) <= UINT32_MAX) return spec_of(c, what, transposed ? kTransposed : nullptr);
+  if (c.shape[row] != x.size())
+    invalid(what + " has " + std::to_string(c.shape[row]) + " rows but x has " + std::to_string(x.size()) + " elements");
+  for (int split = 1; split < x.ndim; ++split) {
+    int64_t outer = 1;
+    for (int d = 0; d < split; ++d) outer *= x.shape[d];
+    const int64_t inner = x.size() / outer;
+    if (uint64_t(outer) > UINT32_MAX || uint64_t(inner) > UINT32_MAX ||
+        uint64_t(inner) * uint64_t(c.strides[row]) > UINT32_MAX)
+      continue;
+    Borrowed rows;  // the same memory, described with the rows in two dimensions
+    rows.data = c.data;
+    rows.type = c.type;
+    rows.element_bytes = c.element_bytes;
+    rows.ndim = 3;
+    const int64_t shape[3] = {outer, inner, c.shape[column]}, strides[3] = {inner * c.strides[row], c.strides[row], c.strides[column]};
+    std::copy(shape, shape + 3, rows.shape);
+    std::copy(strides, strides + 3, rows.strides);
+    return spec_of(rows, what);
+  }
+  unsupported(what + ": the " + std::to_string(c.shape[row]) + " rows of x's coordinates cannot be laid out with DirectML's "
+              "32-bit sizes and strides (split x's shape differently, or do not transpose)");
 }
 
 nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed, const std::string& index_dtype,
                   nb::handle out, nb::handle stream) {
   const Call call("nonzero: ", x, "x", stream);
-  DML_TENSOR_DATA_TYPE index_type;
-  const uint32_t extensions = extensions_for(index_dtype, &index_type);
+  const bool wide_index = is_64bit_index(index_dtype);
   const Borrowed input = call.take(x, {call.prefix, "x"}, false);
   if (input.ndim == 0) invalid("nonzero: x is 0-d; DirectML tensors have at least one dimension (reshape it to (1,))");
   const int64_t m = input.size();
@@ -329,10 +362,15 @@ nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed,
   if (n < 1 || n > input.ndim)
     invalid("nonzero: columns is " + std::to_string(n) + "; coordinates have 1 to x.ndim (" +
             std::to_string(input.ndim) + ") columns");
+  uint32_t extensions = wide_index || beyond_32_bits(input) ? ODML_EXTENSION_64BIT_INDICES : 0;
+  // Checked before allocating coordinates for so many rows.
+  if (out.is_none() && !wide_index && uint64_t(m) > UINT32_MAX)
+    invalid("nonzero: x has " + std::to_string(m) + " elements, past 2^32 - 1, so its count needs 64 bits: pass "
+            "index_dtype='int64' or 'uint64'");
 
   nb::object coords, count;
   if (out.is_none()) {
-    const nb::str dtype(index_dtype.c_str());
+    const char* dtype = index_dtype.c_str();
     count = call.empty({1}, dtype);
     coords = transposed ? call.empty({n, m}, dtype) : call.empty({m, n}, dtype);
   } else {
@@ -342,6 +380,8 @@ nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed,
     count = pair[1];
   }
   const Borrowed c = call.take(coords, {call.prefix, "coords"}, true), k = call.take(count, {call.prefix, "count"}, true);
+  for (const Borrowed* b : {&c, &k})
+    if (b->element_bytes == 8) extensions = ODML_EXTENSION_64BIT_INDICES;  // out= of 64-bit indices
   if (c.ndim != 2)
     invalid("nonzero: coords has " + std::to_string(c.ndim) + " dimensions; it must be 2-D, (x.size, columns)" +
             (transposed ? " transposed" : ""));
@@ -350,18 +390,16 @@ nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed,
     zero(call, k.data, k.element_bytes);
     return nb::make_tuple(coords, count);
   }
-  if (extensions) unsupported("nonzero: index_dtype '" + index_dtype + "' needs the 64-bit indices extension, which this build of opendml does not have yet");
-  (void)index_type;
 
-  static const int kTransposed[2] = {1, 0};  // DirectML sees (M, N) through the (N, M) array's strides
   const Spec in = spec_of(input, {call.prefix, "x"});
   Spec cnt = spec_of(k, {call.prefix, "count"});
   if (cnt.rank == 0) cnt.rank = 1, cnt.sizes[0] = 1;  // a 0-d count is one element
-  const Spec crd = spec_of(c, {call.prefix, "coords"}, transposed ? kTransposed : nullptr);
+  const Spec crd = coords_spec(c, transposed, input, {call.prefix, "coords"});
 
   thread_local std::string key;
   key.assign("N");
   key.append(reinterpret_cast<const char*>(&call.place), sizeof call.place);
+  key.append(reinterpret_cast<const char*>(&extensions), sizeof extensions);
   for (const Spec* s : std::initializer_list<const Spec*>{&in, &cnt, &crd}) s->append_key(key);
   const auto entry = compiled(key, call, {&in, &cnt, &crd}, extensions, [](std::vector<TensorDesc>& d) {
     return std::make_unique<NonzeroCoordinatesDesc>(d[0], d[1], d[2]);
@@ -391,9 +429,11 @@ void check_pieces(const Call& call, const std::vector<Borrowed>& pieces, const c
   }
 }
 
-std::string join_split_key(char op, const Call& call, uint32_t axis, const Spec& whole, const std::vector<Spec>& pieces) {
+std::string join_split_key(char op, const Call& call, uint32_t axis, uint32_t extensions, const Spec& whole,
+                           const std::vector<Spec>& pieces) {
   std::string key(1, op);
   key.append(reinterpret_cast<const char*>(&call.place), sizeof call.place);
+  key.append(reinterpret_cast<const char*>(&extensions), sizeof extensions);
   key.append(reinterpret_cast<const char*>(&axis), sizeof axis);
   whole.append_key(key);
   for (const Spec& s : pieces) s.append_key(key);
@@ -430,7 +470,9 @@ nb::object concat(nb::handle arrays_arg, int64_t axis, nb::handle out, nb::handl
   std::vector<const Spec*> tensors, inputs;
   for (const Spec& s : pieces) tensors.push_back(&s), inputs.push_back(&s);
   tensors.push_back(&w);
-  const auto entry = compiled(join_split_key('J', call, a, w, pieces), call, tensors, 0, [a](std::vector<TensorDesc>& d) {
+  uint32_t extensions = beyond_32_bits(whole) ? ODML_EXTENSION_64BIT_INDICES : 0;
+  for (const Borrowed& b : in) extensions |= beyond_32_bits(b) ? ODML_EXTENSION_64BIT_INDICES : 0;
+  const auto entry = compiled(join_split_key('J', call, a, extensions, w, pieces), call, tensors, extensions, [a](std::vector<TensorDesc>& d) {
     TensorDesc output = d.back();
     d.pop_back();
     return std::make_unique<JoinDesc>(std::move(d), output, a);
@@ -470,6 +512,7 @@ nb::list split(nb::handle x, nb::handle sizes, int64_t axis, nb::handle out, nb:
               std::to_string(length));
   }
 
+  const uint32_t extensions = beyond_32_bits(input) ? ODML_EXTENSION_64BIT_INDICES : 0;
   nb::list parts;
   if (out.is_none()) {
     std::vector<int64_t> shape = shape_of(input);
@@ -499,7 +542,7 @@ nb::list split(nb::handle x, nb::handle sizes, int64_t axis, nb::handle out, nb:
   const Spec w = spec_of(input, {call.prefix, "x"});
   std::vector<const Spec*> tensors{&w}, outputs;
   for (const Spec& s : pieces) tensors.push_back(&s), outputs.push_back(&s);
-  const auto entry = compiled(join_split_key('S', call, a, w, pieces), call, tensors, 0, [a](std::vector<TensorDesc>& d) {
+  const auto entry = compiled(join_split_key('S', call, a, extensions, w, pieces), call, tensors, extensions, [a](std::vector<TensorDesc>& d) {
     TensorDesc input = d.front();
     return std::make_unique<SplitDesc>(input, std::vector<TensorDesc>(d.begin() + 1, d.end()), a);
   });
@@ -510,10 +553,16 @@ nb::list split(nb::handle x, nb::handle sizes, int64_t axis, nb::handle out, nb:
 }  // namespace
 
 void bind_arrays(nb::module_& m) {
-  m.def("nonzero", &nonzero, "x"_a, "columns"_a = nb::none(), "transposed"_a = false, "index_dtype"_a = "uint32",
-        "out"_a = nb::none(), "stream"_a = nb::none());
-  m.def("concat", &concat, "arrays"_a, "axis"_a = 0, "out"_a = nb::none(), "stream"_a = nb::none());
-  m.def("split", &split, "x"_a, "sizes"_a, "axis"_a = 0, "out"_a = nb::none(), "stream"_a = nb::none());
+  m.def("nonzero", &nonzero, "x"_a, nb::kw_only(), "columns"_a = nb::none(), "transposed"_a = false,
+        "index_dtype"_a = "uint32", "out"_a = nb::none(), "stream"_a = nb::none(),
+        "coords, count = nonzero(x): DirectML's NONZERO_COORDINATES. coords is (x.size, columns) (or "
+        "(columns, x.size) transposed, ONNX Runtime's layout), count one element on x's device; rows past count "
+        "are unspecified. columns: the trailing dimensions to report (default x.ndim). index_dtype: 'uint32', or "
+        "'int64'/'uint64' (opendml's 64-bit indices extension). out: (coords, count) to write into.");
+  m.def("concat", &concat, "arrays"_a, "axis"_a = 0, nb::kw_only(), "out"_a = nb::none(), "stream"_a = nb::none(),
+        "DirectML's JOIN: the arrays joined along axis (negative counts from the end), as the first array's type.");
+  m.def("split", &split, "x"_a, "sizes"_a, "axis"_a = 0, nb::kw_only(), "out"_a = nb::none(), "stream"_a = nb::none(),
+        "DirectML's SPLIT: x cut along axis into sections of the given sizes, or into that many equal sections.");
   m.def("cache_info", [] { return cache().info(); });
   m.def("set_cache_capacity", [](size_t n) { cache().set_capacity(n); }, "capacity"_a);
   m.def("clear_cache", [] { cache().clear(); });

@@ -98,14 +98,6 @@ void execute(const PyCompiled& c, const std::vector<nb::object>& inputs, const s
 
 }  // namespace
 
-Operator create_operator(const Device& device, const OperatorDesc& desc, uint32_t feature_level, uint32_t extensions) {
-  if (extensions & ~kExtension64BitIndices)
-    invalid("extensions is " + std::to_string(extensions) + "; the only extension is EXTENSION_64BIT_INDICES (1)");
-  if (extensions != 0)
-    unsupported("the 64-bit indices extension (EXTENSION_64BIT_INDICES) is not in this build of opendml yet");
-  return Operator(device, desc, DML_FEATURE_LEVEL(feature_level));
-}
-
 void bind_descriptors(nb::module_& m) {
   nb::enum_<DML_TENSOR_DATA_TYPE>(m, "DataType", nb::is_arithmetic(), "DML_TENSOR_DATA_TYPE")
       .value("UNKNOWN", DML_TENSOR_DATA_TYPE_UNKNOWN)
@@ -141,7 +133,7 @@ void bind_descriptors(nb::module_& m) {
       .value("LEVEL_6_2", DML_FEATURE_LEVEL_6_2)
       .value("LEVEL_6_3", DML_FEATURE_LEVEL_6_3)
       .value("LEVEL_6_4", DML_FEATURE_LEVEL_6_4);
-  m.attr("EXTENSION_64BIT_INDICES") = kExtension64BitIndices;
+  m.attr("EXTENSION_64BIT_INDICES") = uint32_t(ODML_EXTENSION_64BIT_INDICES);
 
   nb::class_<Device>(m, "Device", "A CPU or CUDA device: Device(\"cpu\" | \"cuda\" | \"cuda:N\").")
       .def(nb::init<const std::string&>(), "name"_a = "cpu")
@@ -228,7 +220,7 @@ void bind_descriptors(nb::module_& m) {
           "__init__",
           [](PyOperator* self, const Device& device, const OperatorDesc& desc, uint32_t feature_level,
              uint32_t extensions) {
-            new (self) PyOperator{create_operator(device, desc, feature_level, extensions), device};
+            new (self) PyOperator{Operator(device, desc, DML_FEATURE_LEVEL(feature_level), extensions), device};
           },
           "device"_a, "desc"_a, "feature_level"_a = 0, "extensions"_a = 0,
           "Validates desc against feature_level (0: the highest).")

@@ -244,9 +244,6 @@ bool borrow_torch(nb::handle tensor, const Name& what, const std::unordered_map<
   if (it == types.end()) return false;
   if (writable && PyObject_IsTrue(checked(PyObject_GetAttr(tensor.ptr(), requires_grad)).ptr()) == 1)
     invalid(what + " requires grad; opendml cannot write into it (pass a tensor that does not, or detach it)");
-  const std::optional<Place> place = torch_place(tensor);
-  if (!place) return false;
-  b.place = *place;
   set_type(b, it->second.code, it->second.bits, it->second.lanes, what);
   b.data = reinterpret_cast<std::byte*>(nb::cast<uintptr_t>(checked(PyObject_CallMethodNoArgs(tensor.ptr(), data_ptr))));
   const nb::object sizes = checked(PyObject_GetAttr(tensor.ptr(), shape));

@@ -104,7 +104,8 @@ Borrowed borrow(nb::handle array, const Name& what, Place place, intptr_t stream
 // A PyTorch tensor, read through its own accessors (data_ptr, shape, stride, dtype, get_device),
 // several times faster than its __dlpack__, which PyTorch writes in Python. For calls that need no
 // stream handshake: the work runs on PyTorch's current stream. `types` maps each torch.dtype to
-// DLPack's type. False for a dtype outside `types`, which DLPack then reports.
+// DLPack's type. False for a dtype outside `types`, which DLPack then reports. The caller has set
+// b.place from torch_place.
 bool borrow_torch(nb::handle tensor, const Name& what, const std::unordered_map<PyObject*, DLDataType>& types,
                   bool writable, Borrowed& b);
 // A PyTorch tensor's place, or none where it is neither on the CPU nor on CUDA (DLPack tells then).

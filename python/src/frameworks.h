@@ -9,10 +9,19 @@
 namespace opendml::python {
 
 struct Framework {
-  nb::object empty;           // empty(like, shape, dtype name or None) -> array on like's device
-  nb::object current_stream;  // current_stream(like, device index) -> cudaStream_t as an int
-  bool synchronize = false;   // the library cannot order its streams after ours (JAX)
-  std::unordered_map<PyObject*, DLDataType> torch_types;  // PyTorch's: torch.dtype -> DLPack type
+  nb::object adapter;
+  bool synchronize = false;  // the library cannot order its streams after ours (JAX)
+  // PyTorch's, used directly from here rather than through the adapter's Python code, since every
+  // call takes this path: torch.dtype -> DLPack type, dtype names -> torch.dtype, and
+  // torch._C._cuda_getCurrentRawStream.
+  std::unordered_map<PyObject*, DLDataType> torch_types;
+  std::unordered_map<std::string, nb::object> torch_dtypes;
+  nb::object torch_raw_stream;
+
+  // A new array on `like`'s device with `like`'s dtype, or the one named ("uint32", "int64", ...).
+  nb::object empty(nb::handle like, nb::handle shape, const char* dtype) const;
+  // The cudaStream_t its library runs on for CUDA device `device`.
+  intptr_t current_stream(nb::handle like, int device) const;
 };
 
 // The framework of an array's type, asked of opendml._frameworks once per type.

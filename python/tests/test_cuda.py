@@ -38,7 +38,7 @@ def test_torch_concat_split_bit_exact_zero_copy(dtype):
     assert [p.shape[0] for p in parts] == [10, 0, 42]
     for got, want in zip(parts, torch.split(view, [10, 0, 42], dim=-2)):
         assert torch.equal(got, want)
-    out = torch.empty(74, 52, dtype=dtype, device="cuda")
+    out = torch.empty(104, 37, dtype=dtype, device="cuda")
     assert opendml.concat([view, view], out=out) is out and torch.equal(out, torch.cat([view, view]))
 
 
@@ -196,3 +196,24 @@ def test_torch_and_cupy_share_a_stream():
     torch.cuda.synchronize()
     assert bool((r == cupy.concatenate([c, c])).all())
     assert bindings()[0] == [t.data_ptr(), t.data_ptr()]
+
+
+def test_past_32_bits_on_the_gpu():
+    """opendml's 64-bit indices extension, which the array layer asks for where arrays need it:
+    inputs past 2^32 - 1 elements (4 GiB of uint8; the coordinates take 32 GiB)."""
+    rows, cols = 2**16 + 1, 2**16
+    x = torch.zeros(rows, cols, dtype=torch.uint8, device="cuda")
+    hits = [(0, 5), (2**15, 7), (rows - 1, cols - 1)]  # the last lies past linear index 2^32
+    for r, c in hits:
+        x[r, c] = 1
+    coords = torch.empty(rows * cols, 2, dtype=torch.uint32, device="cuda")
+    count = torch.empty(1, dtype=torch.int64, device="cuda")
+    opendml.nonzero(x, out=(coords, count))  # 32-bit coordinates, a 64-bit count
+    assert count.item() == 3 and coords[:3].tolist() == [list(h) for h in hits]
+    del coords
+    halves = opendml.split(x, 2, axis=1)  # 2^31 + 2^15 elements each, from a 2^32 + 2^16 input
+    assert all(torch.equal(h, w) for h, w in zip(halves, torch.split(x, cols // 2, dim=1)))
+    joined = opendml.concat(halves, axis=1)
+    assert torch.equal(joined, x)
+    del x, halves, joined
+    torch.cuda.empty_cache()

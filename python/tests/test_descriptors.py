@@ -155,8 +155,27 @@ def test_bad_bindings_raise():
 
 def test_extensions():
     desc = opendml.JoinDesc([TensorDesc(F32, [2])], TensorDesc(F32, [2]), 0)
-    with pytest.raises(opendml.Error, match="extensions is 2"):
+    with pytest.raises(opendml.Error, match="extensions 0x2"):
         opendml.Operator(opendml.Device(), desc, extensions=2)
+
+
+def test_64bit_indices_extension():
+    x = np.array([0, 3, 0, 5, 6, 0], np.int16)
+    nz = opendml.NonzeroCoordinatesDesc(TensorDesc(DataType.INT16, [2, 3]), TensorDesc(DataType.INT64, [1]),
+                                        TensorDesc(DataType.UINT64, [6, 2]))
+    with pytest.raises(opendml.Error, match="64"):
+        opendml.Operator(opendml.Device(), nz)  # DirectML's rules without the opt-in
+    op = opendml.Operator(opendml.Device(), nz, extensions=opendml.EXTENSION_64BIT_INDICES).compile()
+    op.initialize()
+    count, coords = np.full(1, -1, np.int64), np.full((6, 2), 99, np.uint64)
+    op.execute([x], [count, coords])
+    assert count[0] == 3 and coords[:3].tolist() == [[0, 1], [1, 0], [1, 1]]
+    # Past 2^32 elements: described, validated and compiled here; run on the GPU (test_cuda.py).
+    big = [TensorDesc(DataType.UINT8, [2**16 + 1, 2**16])]
+    join = opendml.JoinDesc(big * 2, TensorDesc(DataType.UINT8, [2 * (2**16 + 1), 2**16]), 0)
+    with pytest.raises(opendml.Error, match="ODML_EXTENSION_64BIT_INDICES allows more"):
+        opendml.Operator(opendml.Device(), join)
+    opendml.Operator(opendml.Device(), join, extensions=opendml.EXTENSION_64BIT_INDICES).compile()
 
 
 def test_devices():

@@ -28,6 +28,7 @@ struct CreateOptions {
   uint32_t extensions = 0;  // odml_extension bits
 
   bool has(odml_extension extension) const { return (extensions & extension) != 0; }
+  uint64_t max_elements() const { return has(ODML_EXTENSION_64BIT_INDICES) ? kMaxElements64 : kMaxElements; }
 };
 
 struct OperatorEntry;

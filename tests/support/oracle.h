@@ -33,7 +33,7 @@ std::vector<Bytes> split_oracle(const TensorSpec& input, const Bytes& region, co
                                 uint32_t axis);
 
 struct NonzeroResult {
-  uint32_t count = 0;
+  uint64_t count = 0;
   std::vector<Shape> rows;  // the first `count` rows, N coordinates each
 };
 // NONZERO_COORDINATES with N coordinate columns: the trailing N dimensions of every non-zero

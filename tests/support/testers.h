@@ -36,6 +36,7 @@ class Tester {
  public:
   Derived& type(DML_TENSOR_DATA_TYPE t) { return set(type_, t); }
   Derived& feature_level(DML_FEATURE_LEVEL level) { return set(options_.feature_level, level); }
+  Derived& extensions(uint32_t bits) { return set(options_.extensions, bits); }
   Derived& threads(int n) { return set(options_.threads, n); }
   Derived& executions(int n) { return set(options_.executions, n); }
   Derived& seed(uint64_t s) { return set(seed_, std::optional<uint64_t>(s)); }
@@ -145,6 +146,11 @@ class NonzeroTester : public Tester<NonzeroTester> {
   NonzeroTester& count_rank(uint32_t r) { return set(count_rank_, r); }
   NonzeroTester& coordinates_rank(uint32_t r) { return set(coordinates_rank_, r); }
   NonzeroTester& count_strides(Shape s) { return set(count_strides_, std::optional<Shape>(std::move(s))); }
+  // The count's and the coordinates' type: UINT32, or INT64 / UINT64 (which need
+  // extensions(ODML_EXTENSION_64BIT_INDICES)).
+  NonzeroTester& index_type(DML_TENSOR_DATA_TYPE t) { return set(index_type_, t); }
+  // With 64-bit indices, the coordinates' row dimensions (multiplying to M) instead of {1,..,1,M}.
+  NonzeroTester& row_sizes(Shape s) { return set(row_sizes_, std::move(s)); }
   NonzeroTester& coordinates_strides(Shape s) { return set(coordinates_strides_, std::optional<Shape>(std::move(s))); }
   // The input's logical elements, each sizeof(T) bytes (FLOAT16 as uint16_t bits).
   template <class T>
@@ -161,6 +167,8 @@ class NonzeroTester : public Tester<NonzeroTester> {
   double density_ = 0.5;
   std::optional<uint32_t> n_;
   uint32_t count_rank_ = 1, coordinates_rank_ = 2;
+  DML_TENSOR_DATA_TYPE index_type_ = DML_TENSOR_DATA_TYPE_UINT32;
+  Shape row_sizes_;
   std::optional<Bytes> values_;
   std::optional<uint32_t> expected_count_;
   std::vector<Shape> expected_rows_;
