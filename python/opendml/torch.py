@@ -13,7 +13,6 @@ docs/python.md describes this layer.
     parts = opendml.torch.split(y, [2, 3], axis=0)   # torch.split, the parts are copies
 """
 
-import functools
 from collections.abc import Sequence
 from typing import Optional
 
@@ -42,16 +41,6 @@ def _coordinates_shape(x: torch.Tensor, columns: Optional[int]) -> tuple:
     return (x.numel(), x.dim() if columns is None else columns)
 
 
-@functools.cache
-def _int64_indices() -> bool:
-    """Whether this build has opendml's 64-bit indices extension (int64 coordinates)."""
-    try:
-        opendml.nonzero(torch.ones(1, dtype=torch.uint8), index_dtype="int64")
-        return True
-    except opendml.UnsupportedError:
-        return False
-
-
 @torch.library.custom_op("opendml::nonzero_coordinates", mutates_args=())
 def nonzero_coordinates(x: torch.Tensor, columns: Optional[int] = None) -> tuple[torch.Tensor, torch.Tensor]:
     """DML_OPERATOR_NONZERO_COORDINATES: int64 coordinates [x.numel(), columns] (default x.dim())
@@ -64,12 +53,9 @@ def nonzero_coordinates(x: torch.Tensor, columns: Optional[int] = None) -> tuple
         # DirectML tensors have a dimension; a scalar has only a count (and torch.nonzero gives
         # [count, 0] coordinates too).
         count.copy_((x != 0).reshape(1))
-    elif _int64_indices():
-        opendml.nonzero(x, columns=coords.shape[1], index_dtype="int64", out=(coords, count))
     else:
-        # Without the extension DirectML writes uint32, widened here on the device.
-        for wide, narrow in zip((coords, count), opendml.nonzero(x, columns=coords.shape[1])):
-            wide.copy_(narrow)
+        # int64, as torch indexes, through opendml's 64-bit indices extension.
+        opendml.nonzero(x, columns=coords.shape[1], index_dtype="int64", out=(coords, count))
     return coords, count
 
 

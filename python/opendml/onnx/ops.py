@@ -86,9 +86,11 @@ def nonzero(x: np.ndarray) -> np.ndarray:
     if x.ndim > _MAX_RANK:
         raise opendml.UnsupportedError(f"opendml.onnx: NonZero of rank {x.ndim}: NONZERO_COORDINATES takes at most 8 dimensions")
     view = x.view(ZERO_TEST_AS.get(x.dtype.name, x.dtype)).reshape(x.shape or (1,))
-    coords, count = opendml.nonzero(view, transposed=True)
+    # int64, as ONNX asks, through opendml's 64-bit indices extension (which also takes inputs past
+    # 2^32 - 1 elements).
+    coords, count = opendml.nonzero(view, transposed=True, index_dtype="int64")
     # A scalar is one element at coordinate 0 ([1, count]), as ONNX Runtime and NumPy have it.
-    return coords[:, : int(count[0])].astype(np.int64)
+    return np.ascontiguousarray(coords[:, : int(count[0])])
 
 
 def concat(inputs: list, axis: int) -> np.ndarray:
