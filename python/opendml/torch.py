@@ -38,6 +38,8 @@ def _bits(x: torch.Tensor) -> torch.Tensor:
 
 
 def _coordinates_shape(x: torch.Tensor, columns: Optional[int]) -> tuple:
+    if columns is not None and columns < 0:  # the other limits are DirectML's, checked by the library
+        raise opendml.Error(f"opendml.torch.nonzero: columns is {columns}; it must be positive")
     return (x.numel(), x.dim() if columns is None else columns)
 
 

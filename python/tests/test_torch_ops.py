@@ -67,6 +67,12 @@ def test_nonzero_of_scalars_and_empty_tensors():
     assert coords.shape == (0, 3) and int(count) == 0
 
 
+@pytest.mark.parametrize("columns", [-1, 0, 3])
+def test_nonzero_rejects_column_counts_directml_does(columns):
+    with pytest.raises(opendml.Error, match="columns|N"):
+        odt.nonzero(torch.ones(2, 3), columns=columns)
+
+
 def test_nonzero_rejects_types_directml_lacks():
     with pytest.raises(opendml.UnsupportedError, match="FLOAT64"):
         odt.nonzero(torch.ones(4, dtype=torch.float64))
