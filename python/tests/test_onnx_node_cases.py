@@ -59,7 +59,7 @@ def test_node_case_run_node(case):
         assert_bit_equal(backend.run_node(node, inputs, "CPU", opset_version=opset), outputs)
 
 
-def test_zero_size_split_outputs_are_fresh_empty_arrays():
+def test_zero_size_split_outputs_are_empty_float_arrays():
     case = next(c for c in CASES if c.name == "test_split_zero_size_splits_opset18")
     (inputs, _), = case.data_sets
     outs = backend.run_model(case.model, inputs)
