@@ -145,3 +145,17 @@ def test_gradients():
     first, _ = odt.split(x, [2, 3], 0)
     first.sum().backward()
     assert torch.equal(x.grad, torch.cat([torch.ones(2, 3), torch.zeros(3, 3)]).double())
+
+
+def test_no_hidden_copies():
+    # The array layer records the addresses it bound last: the views themselves, not copies.
+    from opendml._opendml import _last_bindings
+
+    x = torch.arange(24.0).reshape(4, 6).t()  # a transposed view
+    y = torch.ones(6, 2)
+    joined = odt.join([x, y], 1)
+    assert _last_bindings() == ([x.data_ptr(), y.data_ptr()], [joined.data_ptr()])
+    parts = odt.split(x[1:], [2, 3], 0)
+    assert _last_bindings() == ([x[1:].data_ptr()], [p.data_ptr() for p in parts])
+    coords, count = odt.nonzero(x[:, ::2])
+    assert _last_bindings() == ([x.data_ptr()], [count.data_ptr(), coords.data_ptr()])
