@@ -2,7 +2,6 @@
 recompilation for new values, results equal to eager and to torch's own operators bit for bit; the
 same function with torch.nonzero breaks the graph or holds a data-dependent size."""
 
-import pytest
 import torch
 from torch._dynamo.testing import CompileCounterWithBackend
 
