@@ -3,6 +3,7 @@ torch.compile with CUDA graphs, and torch.nonzero's capture failing where opendm
 
 import pytest
 import torch
+from torch._dynamo.utils import counters
 
 import opendml.torch as odt
 
@@ -79,6 +80,7 @@ def test_compile_reduce_overhead_uses_cuda_graphs():
         return odt.join([second, first], 0), count
 
     torch._dynamo.reset()
+    counters.clear()
     compiled = torch.compile(f, fullgraph=True, mode="reduce-overhead")
     for seed in range(4):
         torch.manual_seed(seed)
@@ -87,6 +89,8 @@ def test_compile_reduce_overhead_uses_cuda_graphs():
         want, want_count = f(x)
         assert torch.equal(count, want_count) and torch.equal(got, want)
         assert torch.equal(torch.cat([got[-(x.numel() // 2):], got[: -(x.numel() // 2)]])[:count], torch.nonzero(x > 0))
+    # Inductor counts every graph it could not run as a CUDA graph (and logs why).
+    assert counters["inductor"]["cudagraph_skips"] == 0, dict(counters["inductor"])
 
 
 # Last in the file: a failed capture is the one thing here that could disturb the tests after it.
