@@ -28,7 +28,7 @@ namespace {
 
 using namespace nb::literals;
 
-// ---- Devices and the caller's array library ---------------------------------------------------
+// ---- Devices and calls -------------------------------------------------------------------------
 
 // Devices and compiled operators live as long as the process and are never destroyed: at exit, the
 // CUDA runtime may already be gone.
@@ -66,7 +66,6 @@ struct Call {
     for (size_t i = 0; i < shape.size(); ++i) PyTuple_SET_ITEM(t.ptr(), i, PyLong_FromLongLong(shape[i]));
     return framework->empty(like, t, dtype);
   }
-
 };
 
 std::vector<int64_t> shape_of(const Borrowed& b) { return std::vector<int64_t>(b.shape, b.shape + b.ndim); }

@@ -209,7 +209,7 @@ def test_past_32_bits_on_the_gpu():
     coords = torch.empty(rows * cols, 2, dtype=torch.uint32, device="cuda")
     count = torch.empty(1, dtype=torch.int64, device="cuda")
     opendml.nonzero(x, out=(coords, count))  # 32-bit coordinates, a 64-bit count
-    assert count.item() == 3 and coords[:3].tolist() == [list(h) for h in hits]
+    assert count.item() == 3 and coords[:3].cpu().to(torch.int64).tolist() == [list(h) for h in hits]
     del coords
     halves = opendml.split(x, 2, axis=1)  # 2^31 + 2^15 elements each, from a 2^32 + 2^16 input
     assert all(torch.equal(h, w) for h, w in zip(halves, torch.split(x, cols // 2, dim=1)))
