@@ -1,6 +1,6 @@
 // Api (device-independent): the C ABI's argument checks and thread-local messages, the C++
 // wrapper's exceptions and descriptor builders, and the binary layout DirectML code relies on
-// (SPEC.md sections 1 and 4).
+// (docs/contract.md sections 1 and 4).
 #include <gtest/gtest.h>
 
 #include <cstddef>

@@ -1,8 +1,8 @@
-// What only the CUDA device promises (SPEC.md section 5, the CUDA backend issue): execute can be
-// captured in a CUDA graph and replayed, one compiled operator runs on several streams at once,
-// NONZERO handles inputs beyond 2^31 elements, and JOIN/SPLIT with more tensors than one launch's
-// parameters hold. Results are compared bit for bit with the CPU backend. Built only with CUDA;
-// the suite needs --device=cuda (ctest entry cuda_operators).
+// What only the CUDA device promises (docs/contract.md section 5; docs/decisions.md, "Execution"):
+// execute can be captured in a CUDA graph and replayed, one compiled operator runs on several
+// streams at once, NONZERO handles inputs beyond 2^31 elements, and JOIN/SPLIT with more tensors
+// than one launch's parameters hold. Results are compared bit for bit with the CPU backend. Built
+// only with CUDA; the suite needs --device=cuda (ctest entry cuda_operators).
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 /* opendml: the C ABI.
  *
- * DirectML's lifecycle without Direct3D (SPEC.md section 5):
+ * DirectML's lifecycle without Direct3D (docs/contract.md section 5):
  *
  *   odml_device_create("cpu" | "cuda" | "cuda:N")
  *   odml_operator_create(device, &DML_OPERATOR_DESC, feature level)   validates the descriptor
@@ -100,7 +100,7 @@ OPENDML_API odml_status odml_operator_compile(odml_operator op, odml_compiled_op
 OPENDML_API void odml_compiled_operator_destroy(odml_compiled_operator compiled);
 
 typedef struct odml_binding_properties {
-  uint32_t input_count; /* tensors in binding order (SPEC.md section 1) */
+  uint32_t input_count; /* tensors in binding order (docs/contract.md section 1) */
   uint32_t output_count;
   uint64_t temporary_size_in_bytes;  /* bind at least this much at initialize and execute */
   uint64_t persistent_size_in_bytes; /* bind the same region at initialize and every execute */
@@ -139,7 +139,8 @@ OPENDML_API odml_status odml_compiled_operator_initialize(odml_compiled_operator
 OPENDML_API odml_status odml_compiled_operator_execute(odml_compiled_operator compiled, const odml_bindings* bindings,
                                                        void* stream);
 
-/* The implementation that compile chose, such as "cpu.strided_copy" or "cuda.rows". */
+/* The implementation that compile chose: "cpu.copy" or "cpu.nonzero" on the CPU, "cuda.slices",
+ * "cuda.copy" or "cuda.nonzero" on a CUDA device. */
 OPENDML_API const char* odml_compiled_operator_implementation(odml_compiled_operator compiled);
 
 #ifdef __cplusplus

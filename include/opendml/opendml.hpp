@@ -6,7 +6,7 @@
 //                       out(DML_TENSOR_DATA_TYPE_FLOAT32, {2, 7});
 //   opendml::CompiledOperator join = opendml::Operator(cpu, opendml::JoinDesc({a, b}, out, 1)).compile();
 //   join.initialize();
-//   join.execute({a_data, b_data}, {out_data});
+//   join.execute({{a_data, a_bytes}, {b_data, b_bytes}}, {{out_data, out_bytes}});
 #pragma once
 
 #include <cstdint>

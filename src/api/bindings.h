@@ -1,5 +1,6 @@
-// Validation of what initialize and execute bind (SPEC.md section 2, "Binding"): nothing runs
-// unless every region is present, large enough, aligned, and no written region overlaps another.
+// Validation of what initialize and execute bind (docs/contract.md section 2, "Binding"): nothing
+// runs unless every region is present, large enough, aligned, and no written region overlaps
+// another.
 #pragma once
 
 #include "core/status.h"

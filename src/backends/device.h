@@ -37,7 +37,7 @@ class Kernel {
 
 struct CompiledKernel {
   std::unique_ptr<Kernel> kernel;
-  const char* implementation = "";  // "cpu.copy", "cuda.rows", ...
+  const char* implementation = "";  // "cpu.copy", "cuda.slices", ...
 };
 
 class Device {

@@ -1,5 +1,5 @@
 // Assertions on failures: the status and the parts of odml_last_error_message() that a rule's
-// message must name (operator, tensor, field, value, rule; SPEC.md section 4).
+// message must name (operator, tensor, field, value, rule; docs/contract.md section 4).
 #pragma once
 
 #include <gtest/gtest.h>

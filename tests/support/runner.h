@@ -1,5 +1,5 @@
 // Runs an operator on the test device through the public C++ API, the whole lifecycle of
-// SPEC.md section 5, with every region in a GuardedBuffer.
+// docs/contract.md section 5, with every region in a GuardedBuffer.
 #pragma once
 
 #include <vector>

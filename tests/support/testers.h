@@ -2,7 +2,7 @@
 //   JoinTester().type(DML_TENSOR_DATA_TYPE_FLOAT16).axis(1).inputs({{2, 3}, {2, 5}}).run();
 // run() makes the data (random from a printed seed unless values are given), runs the operator on
 // the test device through the public API (support/runner.h) and compares the outputs bit for bit
-// with the oracle (support/oracle.h), and with any values the case expects from SPEC.md.
+// with the oracle (support/oracle.h), and with any values the case expects from docs/contract.md.
 #pragma once
 
 #include <cstring>
@@ -91,7 +91,7 @@ class JoinTester : public Tester<JoinTester> {
     values_[i] = to_bytes(values);
     return *this;
   }
-  // What SPEC.md says the output's logical elements are.
+  // What docs/contract.md says the output's logical elements are.
   template <class T>
   JoinTester& expect_output(const std::vector<T>& values) {
     return set(expected_, std::optional<Bytes>(to_bytes(values)));

@@ -1,6 +1,6 @@
 // JOIN and SPLIT on the GPU: every copy item of the plan in one launch.
 //
-// cuda.slices  For concatenations of narrow rows (average slice under 64 bytes), where copying
+// cuda.slices  For concatenations of narrow rows (average slice under 128 bytes), where copying
 //              item by item would write (JOIN) or read (SPLIT) the joined tensor in scattered
 //              pieces. Threads walk the joined tensor linearly, so its accesses are coalesced,
 //              and find each element's piece with a binary search over the column offsets.
