@@ -25,6 +25,7 @@ import time
 import torch
 
 import opendml
+import opendml.torch
 
 try:  # PyTorch's custom operators (opendml.torch), where this checkout has them
     import opendml.torch as opendml_torch
@@ -116,6 +117,8 @@ def cases(args):
         k = int(torch.count_nonzero(x))
         methods = {
             "opendml.nonzero": lambda x=x: opendml.nonzero(x),
+            # The PyTorch custom operator: int64 coordinates, as torch.nonzero gives them.
+            "opendml.torch.nonzero": lambda x=x: opendml.torch.nonzero(x),
             "descriptor execute": descriptor_nonzero(x, odml_device),
             "torch.nonzero": lambda x=x: torch.nonzero(x),
             "torch.nonzero_static": lambda x=x, k=k: torch.nonzero_static(x, size=k),
@@ -126,6 +129,7 @@ def cases(args):
         a, b = torch.rand(n // 2, generator=g).to(dev), torch.rand(n // 2, generator=g).to(dev)
         methods = {
             "opendml.concat": lambda a=a, b=b: opendml.concat([a, b]),
+            "opendml.torch.join": lambda a=a, b=b: opendml.torch.join([a, b]),
             "descriptor execute": descriptor_join([a, b], odml_device),
             "torch.cat": lambda a=a, b=b: torch.cat([a, b]),
         }

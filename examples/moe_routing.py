@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""Mixture-of-experts token routing with opendml, without a host wait.
+
+A router picks each token's top-k experts; every expert then takes the tokens routed to it (at most
+`capacity` of them, the first ones in token order, as GShard and Switch drop the rest), runs its
+weights over them and adds the result, scaled by the router's gate, to those tokens' outputs.
+
+The per-expert token lists are where torch code usually waits for the host: `torch.nonzero` must
+read how many tokens an expert got before it can size its result, once per expert per forward pass.
+`opendml.torch.nonzero` returns DirectML's worst case instead (one row per token) with the count
+left on the device, so everything here keeps static shapes: `torch.compile(fullgraph=True)` traces
+it into one graph and `torch.cuda.graph` captures it. Unused slots point at a padding row.
+
+    python3 examples/moe_routing.py                 # compare with the torch.nonzero version
+    python3 examples/moe_routing.py --bench         # on a GPU: time both (CUDA events)
+"""
+
+import argparse
+import math
+import sys
+
+import torch
+
+import opendml.torch as odt
+
+
+def route(x, router, top_k):
+    """Each token's top_k experts [tokens, top_k] and their gates (softmax weights)."""
+    gates, experts = torch.topk(torch.softmax(x @ router, dim=-1), top_k, dim=-1)
+    return gates, experts
+
+
+def moe_opendml(x, router, weights, top_k: int, capacity: int):
+    """The layer's output [tokens, hidden], with opendml's nonzero: no host wait, static shapes."""
+    tokens, hidden = x.shape
+    capacity = min(capacity, tokens)  # the coordinates have a row per token
+    gates, experts = route(x, router, top_k)
+    # Row `tokens` is padding: unused slots gather it (zeros, gate 0) and add into it; it is dropped.
+    x_padded = torch.cat([x, x.new_zeros(1, hidden)])
+    out = x.new_zeros(tokens + 1, hidden)
+    slots = torch.arange(capacity, device=x.device)
+    for e in range(weights.shape[0]):
+        chosen = experts == e  # [tokens, top_k]; top-k experts are distinct, so one per row at most
+        coords, count = odt.nonzero(chosen.any(dim=-1))  # [tokens, 1] in token order; count on the device
+        rows = torch.where(slots < count, coords[:capacity, 0], tokens)
+        gate = torch.cat([(gates * chosen).sum(dim=-1), gates.new_zeros(1)])
+        out.index_add_(0, rows, (x_padded[rows] @ weights[e]) * gate[rows, None])
+    return out[:tokens]
+
+
+def moe_torch(x, router, weights, top_k: int, capacity: int):
+    """The same layer with torch.nonzero, which waits for the host once per expert."""
+    tokens, hidden = x.shape
+    gates, experts = route(x, router, top_k)
+    out = x.new_zeros(tokens, hidden)
+    for e in range(weights.shape[0]):
+        chosen = experts == e
+        rows = torch.nonzero(chosen.any(dim=-1))[:capacity, 0]
+        gate = (gates * chosen).sum(dim=-1)
+        out.index_add_(0, rows, (x[rows] @ weights[e]) * gate[rows, None])
+    return out
+
+
+def make_layer(tokens, hidden, experts, seed, device, exact=False):
+    """Inputs, router and expert weights. With exact, the tokens and weights are small integers, so
+    every product and sum is exact whatever order a matrix multiply takes: the opendml and torch
+    versions must then agree bit for bit (they multiply padded and unpadded token lists)."""
+    g = torch.Generator().manual_seed(seed)
+    if exact:
+        x = torch.randint(-3, 4, (tokens, hidden), generator=g).float()
+        weights = torch.randint(-3, 4, (experts, hidden, hidden), generator=g).float()
+    else:
+        x = torch.randn(tokens, hidden, generator=g)
+        weights = torch.randn(experts, hidden, hidden, generator=g) / math.sqrt(hidden)
+    router = torch.randn(hidden, experts, generator=g)
+    return x.to(device), router.to(device), weights.to(device)
+
+
+def capacity_for(tokens, experts, top_k, factor):
+    return min(tokens, math.ceil(tokens * top_k / experts * factor))
+
+
+def cuda_graph(fn, *static_inputs):
+    """fn captured in a CUDA graph over static_inputs: returns (graph, static output)."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm up: compiles opendml's operators outside the capture
+        for _ in range(2):
+            fn(*static_inputs)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = fn(*static_inputs)
+    return graph, out
+
+
+def check(args, device):
+    """Every way of running the opendml version against the torch.nonzero version, bit for bit."""
+    top_k, capacity = args.top_k, capacity_for(args.tokens, args.experts, args.top_k, args.capacity_factor)
+    x, router, weights = make_layer(args.tokens, args.hidden, args.experts, args.seed, device, exact=True)
+    want = moe_torch(x, router, weights, top_k, capacity)
+    results = {"eager": moe_opendml(x, router, weights, top_k, capacity)}
+    compiled = torch.compile(moe_opendml, fullgraph=True, backend="aot_eager")
+    results["torch.compile(fullgraph=True)"] = compiled(x, router, weights, top_k, capacity)
+    if device.type == "cuda":
+        static_x = x.clone()
+        graph, out = cuda_graph(lambda t: moe_opendml(t, router, weights, top_k, capacity), static_x)
+        # Replayed on new tokens: the graph holds no host-side count.
+        x2, _, _ = make_layer(args.tokens, args.hidden, args.experts, args.seed + 1, device, exact=True)
+        static_x.copy_(x2)
+        graph.replay()
+        results["CUDA graph replay (new tokens)"] = out.clone()
+        want_graph = moe_torch(x2, router, weights, top_k, capacity)
+    ok = True
+    for name, got in results.items():
+        expected = want_graph if name.startswith("CUDA graph") else want
+        same = torch.equal(got, expected)
+        ok &= same
+        print(f"{name:32s} {'equal to torch.nonzero version' if same else 'DIFFERS from torch.nonzero version'}")
+    return ok
+
+
+def time_ms(fn, repeats):
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    start.record()
+    for _ in range(repeats):
+        fn()
+    end.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(end) / repeats
+
+
+def bench(args):
+    device = torch.device("cuda")
+    print(f"{'tokens':>7} {'hidden':>6} {'experts':>7} {'top_k':>5} {'capacity':>8}  {'version':52s} {'ms/forward':>10} {'speed-up':>8}")
+    for tokens, hidden, experts in [(1024, 512, 8), (16384, 1024, 32)]:
+        x, router, weights = make_layer(tokens, hidden, experts, args.seed, device)
+        top_k, capacity = args.top_k, capacity_for(tokens, experts, args.top_k, args.capacity_factor)
+        call = lambda fn: (lambda: fn(x, router, weights, top_k, capacity))  # noqa: E731
+        graph, _ = cuda_graph(lambda t: moe_opendml(t, router, weights, top_k, capacity), x)
+        versions = {
+            "torch.nonzero, eager (a host wait per expert)": call(moe_torch),
+            "opendml, eager": call(moe_opendml),
+            "opendml, CUDA graph replay": graph.replay,
+            # Inductor with its own CUDA graphs; compiled once per size (dynamic=False), before the timing.
+            "opendml, torch.compile(fullgraph, reduce-overhead)": call(
+                torch.compile(moe_opendml, fullgraph=True, dynamic=False, mode="reduce-overhead")
+            ),
+        }
+        baseline = None  # the torch.nonzero version's time
+        for name, fn in versions.items():
+            row = f"{tokens:7d} {hidden:6d} {experts:7d} {top_k:5d} {capacity:8d}  {name:52s}"
+            try:
+                ms = time_ms(fn, args.repeats)
+            except Exception as error:  # report it in the table and go on with the others
+                print(f"{row} failed: {type(error).__name__}: {error}")
+                continue
+            baseline = baseline or ms
+            print(f"{row} {ms:10.3f} {baseline / ms:7.2f}x")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--bench", action="store_true", help="time the versions on the GPU")
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--tokens", type=int, default=64)
+    parser.add_argument("--hidden", type=int, default=16)
+    parser.add_argument("--experts", type=int, default=4)
+    parser.add_argument("--top-k", type=int, default=2)
+    parser.add_argument("--capacity-factor", type=float, default=1.25, help="capacity = tokens * top_k / experts * this")
+    parser.add_argument("--repeats", type=int, default=50)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    if args.bench:
+        if not torch.cuda.is_available():
+            sys.exit("--bench needs a CUDA GPU")
+        bench(args)
+        return 0
+    return 0 if check(args, torch.device(args.device)) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,44 @@
+"""Result shapes of concat and split for the ONNX and PyTorch layers, checked the way NumPy does
+(negative axes count from the end; empty parts allowed). The layers need them before the array
+layer runs: PyTorch's fake implementations have no array layer, and both layers hand the array
+layer unsigned-integer views of their elements, in which two element types of one width look
+alike, so the types are compared here."""
+
+import opendml
+
+
+def normalize_axis(op: str, axis: int, rank: int) -> int:
+    if not -rank <= axis < rank:
+        raise opendml.Error(f"{op}: axis {axis} is outside [{-rank}, {rank - 1}] for rank {rank}")
+    return axis % rank
+
+
+def join_shape(op: str, inputs, axis: int) -> list:
+    """The shape of the inputs (NumPy arrays or tensors) joined along axis."""
+    if not inputs:
+        raise opendml.Error(f"{op}: needs at least one input")
+    first = inputs[0]
+    axis = normalize_axis(op, axis, first.ndim)
+    for i, x in enumerate(inputs):
+        if x.dtype != first.dtype or x.ndim != first.ndim or getattr(x, "device", None) != getattr(first, "device", None):
+            raise opendml.Error(f"{op}: input {i} is {x.dtype} {list(x.shape)} but input 0 is {first.dtype} {list(first.shape)}; dtype, rank and device must match")
+        if any(a != b for d, (a, b) in enumerate(zip(x.shape, first.shape)) if d != axis):
+            raise opendml.Error(f"{op}: input {i} has shape {list(x.shape)} but input 0 has {list(first.shape)}; only axis {axis} may differ")
+    shape = list(first.shape)
+    shape[axis] = sum(x.shape[axis] for x in inputs)
+    return shape
+
+
+def split_shapes(op: str, shape, sizes, axis: int) -> list:
+    """The shapes of the parts of the given sizes along axis."""
+    axis = normalize_axis(op, axis, len(shape))
+    sizes = list(sizes)
+    if any(s < 0 for s in sizes) or sum(sizes) != shape[axis]:
+        raise opendml.Error(f"{op}: sizes {sizes} must be non-negative and add up to {shape[axis]}, the size of axis {axis}")
+    return [tuple(shape[:axis]) + (s,) + tuple(shape[axis + 1 :]) for s in sizes]
+
+
+def equal_parts(op: str, axis_size: int, count: int) -> list:
+    if count <= 0 or axis_size % count:
+        raise opendml.Error(f"{op}: axis size {axis_size} does not split into {count} equal parts")
+    return [axis_size // count] * count

@@ -1,0 +1,140 @@
+"""ONNX's backend interface (onnx.backend.base) over opendml: models and nodes made of NonZero,
+Concat and Split run on opendml's CPU device. docs/python.md describes it."""
+
+import math
+
+import numpy as np
+import onnx
+import onnx.backend.base as base
+import opendml
+from onnx import TensorProto, helper, numpy_helper
+
+from . import ops
+from .._shapes import equal_parts, normalize_axis
+
+OPERATORS = ("NonZero", "Concat", "Split")
+_DEFAULT_DOMAINS = ("", "ai.onnx")
+
+
+def _split_sizes(node: onnx.NodeProto, inputs: list, opset: int, axis_size: int) -> list:
+    """The part sizes of a Split node, by the rules of its opset (2, 11, 13 and 18 differ)."""
+    attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    count = len(node.output)
+    given = None
+    if len(inputs) > 1 and inputs[1] is not None:  # opset 13+: the 'split' input
+        given = [int(s) for s in np.asarray(inputs[1]).reshape(-1)]
+    elif "split" in attrs:  # before opset 13: the 'split' attribute
+        given = list(attrs["split"])
+    if given is not None:
+        if len(given) != count:
+            raise opendml.Error(f"opendml.onnx: Split: 'split' has {len(given)} sizes but the node has {count} outputs")
+        return given
+    if opset >= 18:
+        if "num_outputs" not in attrs:
+            raise opendml.Error("opendml.onnx: Split (opset 18+) needs the 'split' input or the 'num_outputs' attribute")
+        count = attrs["num_outputs"]
+        if count != len(node.output):
+            raise opendml.Error(f"opendml.onnx: Split: num_outputs is {count} but the node has {len(node.output)} outputs")
+        # Parts of ceil(size / count); the last one takes what is left.
+        chunk = math.ceil(axis_size / count)
+        return [max(0, min(chunk, axis_size - i * chunk)) for i in range(count)]
+    return equal_parts("opendml.onnx: Split", axis_size, count)
+
+
+def check_operator(node: onnx.NodeProto) -> None:
+    if node.domain not in _DEFAULT_DOMAINS or node.op_type not in OPERATORS:
+        raise opendml.UnsupportedError(f"opendml.onnx runs {', '.join(OPERATORS)}, not {node.domain or 'ai.onnx'}.{node.op_type}")
+
+
+def run_operator(node: onnx.NodeProto, inputs: list, opset: int) -> list:
+    """The outputs of one NonZero, Concat or Split node; absent optional inputs are None."""
+    check_operator(node)
+    attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    if node.op_type == "NonZero":
+        return [ops.nonzero(inputs[0])]
+    if node.op_type == "Concat":
+        return [ops.concat(inputs, attrs["axis"])]  # required: onnx.checker saw it
+    x = np.asarray(inputs[0])
+    axis = attrs.get("axis", 0)
+    axis_size = x.shape[normalize_axis("opendml.onnx: Split", axis, x.ndim)]
+    return ops.split(x, _split_sizes(node, inputs, opset, axis_size), axis)
+
+
+def _opset(opset_import) -> int:
+    versions = [o.version for o in opset_import if o.domain in _DEFAULT_DOMAINS]
+    return versions[0] if versions else onnx.defs.onnx_opset_version()
+
+
+class OpenDMLBackendRep(base.BackendRep):
+    """A model ready to run: its initializers loaded, its nodes checked."""
+
+    def __init__(self, model: onnx.ModelProto):
+        graph = model.graph
+        self._opset = _opset(model.opset_import)
+        self._nodes = list(graph.node)
+        for node in self._nodes:
+            check_operator(node)
+        self._constants = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+        self._inputs = [i.name for i in graph.input if i.name not in self._constants]
+        self._types = {i.name: i.type.tensor_type.elem_type for i in graph.input}
+        self._outputs = [o.name for o in graph.output]
+
+    def run(self, inputs, **kwargs):
+        values = dict(self._constants)
+        if isinstance(inputs, dict):
+            values.update(inputs)
+        else:
+            inputs = [inputs] if isinstance(inputs, np.ndarray) else list(inputs)
+            if len(inputs) != len(self._inputs):
+                raise opendml.Error(f"opendml.onnx: the model takes {len(self._inputs)} inputs, not {len(inputs)}")
+            values.update(zip(self._inputs, inputs))
+        missing = [n for n in self._inputs if n not in values]
+        if missing:
+            raise opendml.Error(f"opendml.onnx: no value for the model inputs {missing}")
+        for name in self._inputs:
+            values[name] = np.asarray(values[name])
+            declared, given = TensorProto.DataType.Name(self._types[name]), ops.type_name(values[name])
+            if self._types[name] and declared != given:
+                raise opendml.Error(f"opendml.onnx: input '{name}' is {given} but the model declares {declared}")
+        # ONNX keeps the nodes of a graph in topological order.
+        for node in self._nodes:
+            results = run_operator(node, [values[n] if n else None for n in node.input], self._opset)
+            values.update(zip(node.output, results))
+        return base.namedtupledict("Outputs", self._outputs)(*[values[n] for n in self._outputs])
+
+
+class OpenDMLBackend(base.Backend):
+    """onnx.backend.base.Backend for opendml. Only the CPU device: the ONNX interface passes NumPy
+    arrays; on a GPU, opendml's array layer and opendml.torch take device arrays directly."""
+
+    @classmethod
+    def supports_device(cls, device: str) -> bool:
+        return base.Device(device).type == base.DeviceType.CPU
+
+    @classmethod
+    def _check_device(cls, device: str) -> None:
+        if not cls.supports_device(device):
+            raise opendml.UnsupportedError(f"opendml.onnx runs on the CPU device, not {device}")
+
+    @classmethod
+    def prepare(cls, model: onnx.ModelProto, device: str = "CPU", **kwargs) -> OpenDMLBackendRep:
+        super().prepare(model, device, **kwargs)  # onnx.checker
+        cls._check_device(device)
+        return OpenDMLBackendRep(model)
+
+    @classmethod
+    def run_node(cls, node: onnx.NodeProto, inputs, device: str = "CPU", outputs_info=None, **kwargs):
+        super().run_node(node, inputs, device, outputs_info, **kwargs)  # onnx.checker
+        cls._check_device(device)
+        opset = kwargs.get("opset_version", onnx.defs.onnx_opset_version())
+        inputs = list(inputs)
+        if len(inputs) != len(node.input):
+            raise opendml.Error(f"opendml.onnx: the {node.op_type} node names {len(node.input)} inputs but {len(inputs)} were given")
+        results = run_operator(node, inputs, opset)
+        return base.namedtupledict("Outputs", list(node.output))(*results)
+
+
+prepare = OpenDMLBackend.prepare
+run_model = OpenDMLBackend.run_model
+run_node = OpenDMLBackend.run_node
+supports_device = OpenDMLBackend.supports_device

@@ -1,0 +1,114 @@
+"""ONNX's NonZero, Concat and Split on NumPy arrays, each one call of opendml's array layer.
+
+The mapping follows ONNX Runtime's DirectML provider: NonZero is NONZERO_COORDINATES in the
+transposed ([rank, M]) layout with the host reading the count to cut the output to [rank, count];
+Concat is JOIN and Split is SPLIT (the array layer leaves empty pieces out, as DirectML has no
+empty tensors).
+docs/python.md describes the layer and the element types it cannot take.
+"""
+
+import math
+
+import numpy as np
+import opendml
+from onnx import TensorProto, helper
+
+from .._shapes import join_shape, normalize_axis, split_shapes
+
+# ONNX element types NonZero cannot take, with the reason (docs/python.md lists the same).
+_NO_ZERO_TEST_REASON_FLOAT = "DirectML has no float type of this width, and -0.0 has a bit set, so an integer test would count it"
+NONZERO_UNSUPPORTED = {
+    "STRING": "strings are not fixed-width values; DirectML has no string type",
+    "DOUBLE": "NONZERO_COORDINATES takes no 64-bit input, and -0.0 has a bit set, so no integer test stands in",
+    "INT64": "NONZERO_COORDINATES takes no 64-bit input",
+    "UINT64": "NONZERO_COORDINATES takes no 64-bit input",
+    "COMPLEX64": "DirectML has no complex type; an element is zero only when both halves are",
+    "COMPLEX128": "DirectML has no complex type; an element is zero only when both halves are",
+    "FLOAT8E4M3FN": _NO_ZERO_TEST_REASON_FLOAT,
+    "FLOAT8E5M2": _NO_ZERO_TEST_REASON_FLOAT,
+    "FLOAT4E2M1": _NO_ZERO_TEST_REASON_FLOAT,
+    "FLOAT6E2M3": _NO_ZERO_TEST_REASON_FLOAT,
+    "FLOAT6E3M2": _NO_ZERO_TEST_REASON_FLOAT,
+    "FLOAT8E8M0": "it has no zero at all, while every DirectML type counts the bits 0x00 as zero",
+}
+# Concat and Split move bits, so any fixed-width type moves as an unsigned integer of its width.
+MOVE_UNSUPPORTED = {"STRING": NONZERO_UNSUPPORTED["STRING"]}
+
+# NumPy cannot hand these ml_dtypes types over through DLPack; NONZERO_COORDINATES tests them through
+# the bits of a DirectML type whose zero test gives the same answer (docs/python.md, "Element types").
+ZERO_TEST_AS = {
+    # Zero exactly when every bit but the sign bit is clear, as in float16.
+    "bfloat16": np.float16,
+    # Their only zero is 0x00 (0x80 is their NaN).
+    "float8_e4m3fnuz": np.uint8,
+    "float8_e5m2fnuz": np.uint8,
+    # One element a byte, the value in the low bits; zero is 0x00.
+    "int4": np.uint8,
+    "uint4": np.uint8,
+    "int2": np.uint8,
+    "uint2": np.uint8,
+}
+
+# DirectML's operators take at most 8 dimensions. Concat and Split fold any rank into three.
+_MAX_RANK = 8
+
+
+def type_name(x: np.ndarray) -> str:
+    """The ONNX element type name (TensorProto.DataType) of an array."""
+    if x.dtype.kind in "OSU":
+        return "STRING"
+    try:
+        return TensorProto.DataType.Name(helper.np_dtype_to_tensor_dtype(x.dtype))
+    except (KeyError, TypeError, ValueError):
+        raise opendml.UnsupportedError(f"opendml.onnx: NumPy's {x.dtype} is no ONNX element type") from None
+
+
+def _check_type(op: str, x: np.ndarray, unsupported: dict) -> None:
+    name = type_name(x)
+    if name in unsupported:
+        raise opendml.UnsupportedError(f"opendml.onnx: {op} of {name}: {unsupported[name]}")
+
+
+def _words(x: np.ndarray, axis: int) -> np.ndarray:
+    """A C-contiguous array as [outer, x.shape[axis], inner] unsigned words: JOIN and SPLIT move
+    bits, so one path serves every type and rank (complex128 moves as pairs of 64-bit words)."""
+    x = np.ascontiguousarray(x)
+    width = math.gcd(x.dtype.itemsize, 8)
+    outer = math.prod(x.shape[:axis])
+    inner = math.prod(x.shape[axis + 1 :])
+    return x.reshape(outer, x.shape[axis], inner).view(np.dtype(f"u{width}"))
+
+
+def nonzero(x: np.ndarray) -> np.ndarray:
+    """ONNX NonZero: int64 [rank, count], the coordinates of the non-zero elements in row-major order."""
+    x = np.asarray(x)
+    _check_type("NonZero", x, NONZERO_UNSUPPORTED)
+    if x.ndim > _MAX_RANK:
+        raise opendml.UnsupportedError(f"opendml.onnx: NonZero of rank {x.ndim}: NONZERO_COORDINATES takes at most 8 dimensions")
+    view = x.view(ZERO_TEST_AS.get(x.dtype.name, x.dtype)).reshape(x.shape or (1,))
+    # int64, as ONNX asks, through opendml's 64-bit indices extension (which also takes inputs past
+    # 2^32 - 1 elements).
+    coords, count = opendml.nonzero(view, transposed=True, index_dtype="int64")
+    # A scalar is one element at coordinate 0 ([1, count]), as ONNX Runtime and NumPy have it.
+    return np.ascontiguousarray(coords[:, : int(count[0])])
+
+
+def concat(inputs: list, axis: int) -> np.ndarray:
+    """ONNX Concat: the inputs joined along axis (negative counts from the end)."""
+    inputs = [np.asarray(x) for x in inputs]
+    shape = join_shape("opendml.onnx: Concat", inputs, axis)
+    _check_type("Concat", inputs[0], MOVE_UNSUPPORTED)
+    axis = normalize_axis("Concat", axis, len(shape))
+    out = np.empty(shape, inputs[0].dtype)
+    opendml.concat([_words(x, axis) for x in inputs], axis=1, out=_words(out, axis))
+    return out
+
+
+def split(x: np.ndarray, sizes: list, axis: int) -> list:
+    """ONNX Split: x cut along axis into parts of the given sizes (which may be 0)."""
+    x = np.asarray(x)
+    _check_type("Split", x, MOVE_UNSUPPORTED)
+    outs = [np.empty(shape, x.dtype) for shape in split_shapes("opendml.onnx: Split", x.shape, sizes, axis)]
+    axis = normalize_axis("Split", axis, x.ndim)
+    opendml.split(_words(x, axis), [o.shape[axis] for o in outs], axis=1, out=[_words(o, axis) for o in outs])
+    return outs

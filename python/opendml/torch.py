@@ -1,0 +1,142 @@
+"""opendml's three operators as PyTorch custom operators (torch.library).
+
+Each operator has a fake implementation whose output shapes follow from the input shapes alone:
+NONZERO_COORDINATES writes DirectML's worst case, one coordinate row per element, and leaves the
+number of valid rows on the device. So torch.compile traces a function that uses them into one
+graph (torch.nonzero's data-dependent shape breaks it), and on CUDA they run on torch's current
+stream without waiting for the host (the array layer sees to both), which lets torch.cuda.graph
+capture and replay them.
+docs/python.md describes this layer.
+
+    coords, count = opendml.torch.nonzero(mask)      # coords [mask.numel(), mask.dim()] int64
+    y = opendml.torch.join([a, b], axis=0)           # torch.cat
+    parts = opendml.torch.split(y, [2, 3], axis=0)   # torch.split, the parts are copies
+"""
+
+from collections.abc import Sequence
+from typing import Optional
+
+import opendml
+import torch
+
+from ._shapes import equal_parts, join_shape, normalize_axis, split_shapes
+
+__all__ = ["nonzero", "join", "split"]
+
+# JOIN and SPLIT move bits (docs/decisions.md), so every type goes through the unsigned integer of
+# its width: one path for bool, bfloat16, float8 and complex64 as for the types DirectML names.
+_UNSIGNED = {1: torch.uint8, 2: torch.uint16, 4: torch.uint32, 8: torch.uint64}
+
+
+def _bits(x: torch.Tensor) -> torch.Tensor:
+    if x.element_size() not in _UNSIGNED:
+        raise opendml.UnsupportedError(f"opendml.torch: {x.dtype} elements are {x.element_size()} bytes; JOIN and SPLIT move elements of 1, 2, 4 or 8 bytes")
+    return x.detach().view(_UNSIGNED[x.element_size()])  # DLPack exports no tensor that requires grad
+
+
+# ---- nonzero coordinates -------------------------------------------------------------------------
+
+
+def _coordinates_shape(x: torch.Tensor, columns: Optional[int]) -> tuple:
+    if columns is not None and columns < 0:  # the other limits are DirectML's, checked by the library
+        raise opendml.Error(f"opendml.torch.nonzero: columns is {columns}; it must be positive")
+    return (x.numel(), x.dim() if columns is None else columns)
+
+
+@torch.library.custom_op("opendml::nonzero_coordinates", mutates_args=())
+def nonzero_coordinates(x: torch.Tensor, columns: Optional[int] = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """DML_OPERATOR_NONZERO_COORDINATES: int64 coordinates [x.numel(), columns] (default x.dim())
+    of the non-zero elements in row-major order, and their count, int64 [1], on x's device. Rows
+    at or past the count are unspecified."""
+    x = x.detach()  # DLPack exports no tensor that requires grad; the outputs are integers anyway
+    coords = torch.empty(_coordinates_shape(x, columns), dtype=torch.int64, device=x.device)
+    count = torch.empty(1, dtype=torch.int64, device=x.device)
+    if x.dim() == 0:
+        # DirectML tensors have a dimension; a scalar has only a count (and torch.nonzero gives
+        # [count, 0] coordinates too).
+        count.copy_((x != 0).reshape(1))
+    else:
+        # int64, as torch indexes, through opendml's 64-bit indices extension.
+        opendml.nonzero(x, columns=coords.shape[1], index_dtype="int64", out=(coords, count))
+    return coords, count
+
+
+@nonzero_coordinates.register_fake
+def _(x, columns=None):
+    return x.new_empty(_coordinates_shape(x, columns), dtype=torch.int64), x.new_empty(1, dtype=torch.int64)
+
+
+def nonzero(x: torch.Tensor, *, columns: Optional[int] = None, fill_value: Optional[int] = None):
+    """(coords, count) of opendml::nonzero_coordinates. With fill_value, the rows past the count
+    hold fill_value (as torch.nonzero_static pads), computed on the device without a host wait;
+    without it they are unspecified."""
+    coords, count = torch.ops.opendml.nonzero_coordinates(x, columns)
+    if fill_value is not None:
+        valid = torch.arange(coords.shape[0], device=coords.device) < count
+        coords = torch.where(valid.unsqueeze(1), coords, fill_value)
+    return coords, count
+
+
+# ---- join and split ------------------------------------------------------------------------------
+
+
+@torch.library.custom_op("opendml::join", mutates_args=())
+def _join(inputs: Sequence[torch.Tensor], axis: int) -> torch.Tensor:
+    """DML_OPERATOR_JOIN: the inputs concatenated along axis (negative counts from the end)."""
+    shape = join_shape("opendml.torch.join", inputs, axis)
+    out = inputs[0].new_empty(shape)
+    opendml.concat([_bits(t) for t in inputs], axis, out=_bits(out))
+    return out
+
+
+@_join.register_fake
+def _(inputs, axis):
+    shape = join_shape("opendml.torch.join", inputs, axis)
+    return inputs[0].new_empty(shape)
+
+
+@torch.library.custom_op("opendml::split", mutates_args=())
+def _split(x: torch.Tensor, sizes: Sequence[int], axis: int) -> list[torch.Tensor]:
+    """DML_OPERATOR_SPLIT: x cut along axis into new tensors of the given sizes."""
+    outs = [x.new_empty(shape) for shape in split_shapes("opendml.torch.split", x.shape, sizes, axis)]
+    opendml.split(_bits(x), list(sizes), axis, out=[_bits(o) for o in outs])
+    return outs
+
+
+@_split.register_fake
+def _(x, sizes, axis):
+    return [x.new_empty(shape) for shape in split_shapes("opendml.torch.split", x.shape, sizes, axis)]
+
+
+# JOIN and SPLIT are each other's gradient.
+def _setup_join(ctx, inputs, output):
+    tensors, ctx.axis = inputs
+    ctx.sizes = [t.shape[normalize_axis("opendml.torch.join", ctx.axis, t.dim())] for t in tensors]
+
+
+def _join_backward(ctx, grad):
+    return torch.ops.opendml.split(grad, ctx.sizes, ctx.axis), None
+
+
+def _setup_split(ctx, inputs, output):
+    ctx.axis = inputs[2]
+
+
+def _split_backward(ctx, grads):
+    return torch.ops.opendml.join(list(grads), ctx.axis), None, None
+
+
+_join.register_autograd(_join_backward, setup_context=_setup_join)
+_split.register_autograd(_split_backward, setup_context=_setup_split)
+
+
+def join(inputs: Sequence[torch.Tensor], axis: int = 0) -> torch.Tensor:
+    """opendml::join: torch.cat's result, in one JOIN."""
+    return torch.ops.opendml.join(list(inputs), axis)
+
+
+def split(x: torch.Tensor, sizes, axis: int = 0) -> list:
+    """opendml::split: parts of the given sizes along axis, or `sizes` equal parts when an int."""
+    if isinstance(sizes, int):
+        sizes = equal_parts("opendml.torch.split", x.shape[normalize_axis("opendml.torch.split", axis, x.dim())], sizes)
+    return torch.ops.opendml.split(x, list(sizes), axis)

@@ -1,0 +1,57 @@
+"""examples/moe_routing.py: the opendml version of mixture-of-experts routing (eager, under
+torch.compile(fullgraph=True), and on a GPU replayed from a CUDA graph) gives the torch.nonzero
+version's output bit for bit."""
+
+import importlib.util
+import pathlib
+import subprocess
+import sys
+
+import pytest
+import torch
+
+SCRIPT = pathlib.Path(__file__).resolve().parents[2] / "examples" / "moe_routing.py"
+spec = importlib.util.spec_from_file_location("moe_routing", SCRIPT)
+moe = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(moe)
+
+
+@pytest.mark.parametrize(
+    "tokens,hidden,experts,top_k,factor",
+    [(64, 16, 4, 2, 1.25), (100, 8, 5, 3, 0.5), (37, 4, 8, 1, 100.0)],  # some tokens dropped; none dropped
+)
+def test_opendml_routing_equals_torch_nonzero_routing(tokens, hidden, experts, top_k, factor):
+    x, router, weights = moe.make_layer(tokens, hidden, experts, seed=tokens, device="cpu", exact=True)
+    capacity = moe.capacity_for(tokens, experts, top_k, factor)
+    want = moe.moe_torch(x, router, weights, top_k, capacity)
+    assert want.abs().sum() > 0
+    assert torch.equal(moe.moe_opendml(x, router, weights, top_k, capacity), want)
+    torch._dynamo.reset()
+    compiled = torch.compile(moe.moe_opendml, fullgraph=True, backend="aot_eager")
+    assert torch.equal(compiled(x, router, weights, top_k, capacity), want)
+
+
+def test_capacity_drops_tokens_in_token_order():
+    x, router, weights = moe.make_layer(40, 4, 2, seed=1, device="cpu", exact=True)
+    full = moe.moe_opendml(x, router, weights, 1, 40)
+    _, experts = moe.route(x, router, 1)
+    capacity = 5
+    kept = torch.zeros(40, dtype=torch.bool)
+    for e in range(2):
+        kept[torch.nonzero(experts[:, 0] == e)[:capacity, 0]] = True
+    assert 0 < int(kept.sum()) < 40
+    dropped = moe.moe_opendml(x, router, weights, 1, capacity)
+    assert torch.equal(dropped[kept], full[kept]) and bool((dropped[~kept] == 0).all())
+
+
+def test_the_script_checks_itself():
+    run = subprocess.run([sys.executable, str(SCRIPT), "--device", "cpu", "--tokens", "48"], capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.count("equal to torch.nonzero version") == 2
+
+
+@pytest.mark.cuda
+def test_on_the_gpu_with_a_cuda_graph(capsys):
+    assert moe.main(["--device", "cuda", "--tokens", "256", "--hidden", "32", "--experts", "8"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("equal to torch.nonzero version") == 3 and "CUDA graph replay" in out

@@ -1,0 +1,221 @@
+"""opendml.onnx beyond ONNX's own cases: every ONNX element type (supported ones bit for bit
+against NumPy, the others a clean NotImplementedError named in docs/python.md), graphs of several
+nodes, non-contiguous inputs, high ranks and every error path."""
+
+import pathlib
+import warnings
+
+import ml_dtypes
+import numpy as np
+import opendml
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import opendml.onnx as backend
+from opendml.onnx import ops
+
+DOCS = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "python.md").read_text()
+TYPES = [name for name in TensorProto.DataType.keys() if name != "UNDEFINED"]
+
+
+def sample(type_name: str, shape, rng) -> np.ndarray:
+    """Values of an ONNX type with many zeros (and -0.0, NaN, infinities, tiny values for floats)."""
+    if type_name == "STRING":
+        return rng.choice(np.array(["", "a", "bc"], dtype=object), size=shape)
+    dtype = helper.tensor_dtype_to_np_dtype(getattr(TensorProto, type_name))
+    if dtype == np.bool_:
+        return rng.integers(0, 2, size=shape).astype(bool)
+    try:
+        ml_dtypes.finfo(dtype)
+        pool = np.array([0.0, -0.0, 1.0, -2.5, np.nan, np.inf, -np.inf, 1e-30, 0.0], np.float32)
+    except ValueError:  # an integer type
+        pool = np.array([0, 0, 1, 2, 3], np.int64)
+    if np.issubdtype(dtype, np.complexfloating):
+        z = np.empty(shape, dtype)
+        z.real, z.imag = rng.choice(pool, size=shape), rng.choice(pool, size=shape)
+        return z
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # inf and NaN into types that have neither
+        return rng.choice(pool, size=shape).astype(dtype)
+
+
+def node(op, inputs, outputs, **attrs):
+    return helper.make_node(op, inputs, outputs, **attrs)
+
+
+@pytest.mark.parametrize("type_name", TYPES)
+def test_concat_and_split_move_every_fixed_width_type(type_name):
+    rng = np.random.default_rng(1)
+    a, b = sample(type_name, (2, 3, 4), rng), sample(type_name, (2, 5, 4), rng)
+    concat = node("Concat", ["a", "b"], ["y"], axis=-2)
+    split = node("Split", ["x", "s"], ["p", "q", "r"], axis=1)
+    sizes = np.array([1, 0, 7], np.int64)
+    if type_name in ops.MOVE_UNSUPPORTED:
+        with pytest.raises(NotImplementedError, match=type_name):
+            backend.run_node(concat, [a, b])
+        with pytest.raises(NotImplementedError, match=type_name):
+            backend.run_node(split, [np.concatenate([a, b], 1), sizes])
+        return
+    (y,) = backend.run_node(concat, [a, b])
+    expected = np.concatenate([a, b], axis=1)
+    assert y.dtype == a.dtype and y.shape == expected.shape and y.tobytes() == expected.tobytes()
+    parts = backend.run_node(split, [expected, sizes], opset_version=13)
+    for part, want in zip(parts, np.split(expected, [1, 1], axis=1)):
+        assert part.dtype == a.dtype and part.shape == want.shape and part.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("type_name", TYPES)
+def test_nonzero_of_every_type(type_name):
+    x = sample(type_name, (3, 4, 5), np.random.default_rng(2))
+    n = node("NonZero", ["x"], ["y"])
+    if type_name in ops.NONZERO_UNSUPPORTED:
+        with pytest.raises(NotImplementedError, match=type_name):
+            backend.run_node(n, [x])
+        return
+    (y,) = backend.run_node(n, [x])
+    expected = np.argwhere(x != 0).T.astype(np.int64)
+    assert 0 < expected.shape[1] < x.size  # the sample has zeros and non-zeros
+    assert y.dtype == np.int64 and y.shape == expected.shape and np.array_equal(y, expected)
+
+
+def test_negative_zero_is_zero_in_the_reinterpreted_types():
+    x = np.array([-0.0, 0.0, 1.0, -0.0, np.nan], np.float32)
+    for dtype in (ml_dtypes.bfloat16, np.float16):
+        (y,) = backend.run_node(node("NonZero", ["x"], ["y"]), [x.astype(dtype)])
+        assert y.tolist() == [[2, 4]]
+
+
+def test_every_unsupported_type_is_documented_with_its_reason():
+    for name, reason in {**ops.NONZERO_UNSUPPORTED, **ops.MOVE_UNSUPPORTED}.items():
+        assert f"`{name}`" in DOCS, name
+    assert "NotImplementedError" in DOCS
+
+
+def test_scalar_and_empty_nonzero():
+    n = node("NonZero", ["x"], ["y"])
+    # A scalar counts as one element at coordinate 0, as ONNX Runtime and NumPy's nonzero have it.
+    assert backend.run_node(n, [np.array(5.0, np.float32)])[0].tolist() == [[0]]
+    assert backend.run_node(n, [np.array(0.0, np.float32)])[0].shape == (1, 0)
+    empty = backend.run_node(n, [np.zeros((3, 0, 2), np.float32)])[0]
+    assert empty.shape == (3, 0) and empty.dtype == np.int64
+
+
+def test_empty_concat_inputs_are_left_out():
+    a, b = np.arange(6, dtype=np.int32).reshape(2, 3), np.zeros((2, 0), np.int32)
+    (y,) = backend.run_node(node("Concat", ["a", "b", "c"], ["y"], axis=1), [b, a, b])
+    assert np.array_equal(y, a)
+    (y,) = backend.run_node(node("Concat", ["b", "c"], ["y"], axis=0), [b, b])
+    assert y.shape == (4, 0)
+
+
+def test_non_contiguous_inputs():
+    x = np.arange(60, dtype=np.float32).reshape(3, 4, 5).transpose(2, 0, 1)[:, ::2]
+    (y,) = backend.run_node(node("Concat", ["a", "b"], ["y"], axis=1), [x, x[:, :1]])
+    assert np.array_equal(y, np.concatenate([x, x[:, :1]], 1))
+    parts = backend.run_node(node("Split", ["x"], ["p", "q"], axis=0, num_outputs=2), [x])
+    assert all(np.array_equal(p, w) for p, w in zip(parts, np.array_split(x, 2, 0)))
+    mask = (np.arange(24).reshape(4, 6) % 3 == 0).T
+    (nz,) = backend.run_node(node("NonZero", ["x"], ["y"]), [mask])
+    assert np.array_equal(nz, np.argwhere(mask).T)
+
+
+def test_ranks_past_eight():
+    rng = np.random.default_rng(3)
+    a, b = rng.random((2, 1, 2, 1, 2, 1, 2, 1, 3, 2)), rng.random((2, 1, 2, 1, 2, 1, 2, 1, 1, 2))
+    (y,) = backend.run_node(node("Concat", ["a", "b"], ["y"], axis=8), [a, b])
+    assert np.array_equal(y, np.concatenate([a, b], 8))
+    parts = backend.run_node(node("Split", ["x", "s"], ["p", "q"], axis=-2), [y, np.array([1, 3])])
+    assert np.array_equal(parts[0], y[..., :1, :]) and np.array_equal(parts[1], y[..., 1:, :])
+    with pytest.raises(NotImplementedError, match="at most 8"):
+        backend.run_node(node("NonZero", ["x"], ["y"]), [a.astype(np.float32)])
+
+
+def test_split_rules_by_opset():
+    x = np.arange(14, dtype=np.int16).reshape(2, 7)
+    uneven = backend.run_node(node("Split", ["x"], ["a", "b", "c"], axis=1, num_outputs=3), [x], opset_version=18)
+    assert [p.shape[1] for p in uneven] == [3, 3, 1]
+    old = backend.run_node(node("Split", ["x"], ["a", "b"], axis=1, split=[5, 2]), [x], opset_version=11)
+    assert np.array_equal(old[0], x[:, :5]) and np.array_equal(old[1], x[:, 5:])
+    equal = backend.run_node(node("Split", ["x"], ["a", "b"], axis=0), [x], opset_version=13)
+    assert np.array_equal(equal[1], x[1:])
+    with pytest.raises(opendml.Error, match="equal parts"):
+        backend.run_node(node("Split", ["x"], ["a", "b"], axis=1), [x], opset_version=13)
+    with pytest.raises(opendml.Error, match="num_outputs"):
+        backend.run_node(node("Split", ["x"], ["a", "b"], axis=1), [x], opset_version=18)
+    more = node("Split", ["x"], ["a", "b", "c", "d"], axis=1, num_outputs=3)
+    with pytest.raises(opendml.Error, match="num_outputs is 3"):
+        backend.run_node(more, [x], opset_version=18)
+    with pytest.raises(opendml.Error, match="'split' has 2 sizes but the node has 3 outputs"):
+        backend.run_node(node("Split", ["x", "s"], ["a", "b", "c"], axis=1), [x, np.array([3, 4])], opset_version=13)
+    with pytest.raises(opendml.Error, match="names 2 inputs but 1 were given"):
+        backend.run_node(node("Split", ["x", "s"], ["a", "b"], axis=1), [x])
+
+
+@pytest.mark.parametrize(
+    "op,inputs,attrs,match",
+    [
+        ("Concat", [np.zeros((2, 2)), np.zeros((2, 2))], {"axis": 2}, "axis 2 is outside"),
+        ("Concat", [np.zeros((2, 2)), np.zeros((2, 2))], {"axis": -3}, "axis -3 is outside"),
+        ("Concat", [np.zeros((2, 2)), np.zeros((3, 2))], {"axis": 1}, "only axis 1 may differ"),
+        ("Concat", [np.zeros((2, 2)), np.zeros((2, 2), np.float32)], {"axis": 0}, "dtype, rank and device"),
+        ("Split", [np.zeros((2, 6)), np.array([2, 2])], {"axis": 1}, "add up to 6"),
+        ("Split", [np.zeros((2, 6)), np.array([7, -1])], {"axis": 1}, "non-negative"),
+        ("Split", [np.zeros((2, 6)), np.array([6])], {"axis": 2}, "axis 2 is outside"),
+    ],
+)
+def test_invalid_nodes_raise_opendml_error(op, inputs, attrs, match):
+    names = [f"i{k}" for k in range(len(inputs))]
+    outputs = ["y"] if op == "Concat" else [f"o{k}" for k in range(len(inputs[1]))]
+    with pytest.raises(opendml.Error, match=match):
+        backend.run_node(node(op, names, outputs, **attrs), inputs)
+
+
+def test_arrays_of_no_onnx_type():
+    for x in (np.zeros(3, "datetime64[s]"), np.zeros(3, [("a", np.int32)])):
+        with pytest.raises(NotImplementedError, match="no ONNX element type"):
+            backend.run_node(node("Concat", ["a"], ["y"], axis=0), [x])
+
+
+def test_unsupported_operators_and_devices():
+    relu = helper.make_graph(
+        [node("Relu", ["x"], ["y"])], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])], [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])]
+    )
+    with pytest.raises(NotImplementedError, match="Relu"):
+        backend.prepare(helper.make_model(relu))
+    assert not backend.supports_device("CUDA")
+    with pytest.raises(NotImplementedError, match="CUDA"):
+        backend.run_node(node("NonZero", ["x"], ["y"]), [np.ones(2)], device="CUDA")
+
+
+def chained_model():
+    """Split x into three parts along axis 1 (sizes from an initializer), join them back in reverse
+    order along axis -1, and take NonZero of the result."""
+    f = TensorProto.FLOAT
+    graph = helper.make_graph(
+        [
+            node("Split", ["x", "sizes"], ["a", "b", "c"], axis=1),
+            node("Concat", ["c", "b", "a"], ["joined"], axis=-1),
+            node("NonZero", ["joined"], ["where"]),
+        ],
+        "chain",
+        [helper.make_tensor_value_info("x", f, [2, 6])],
+        [helper.make_tensor_value_info("joined", f, [2, 6]), helper.make_tensor_value_info("where", TensorProto.INT64, [2, None])],
+        [numpy_helper.from_array(np.array([1, 2, 3], np.int64), "sizes")],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+
+
+def test_a_graph_of_several_nodes():
+    x = np.array([[0, 1, 2, 0, 4, 5], [6, 0, 8, 9, 0, 0]], np.float32)
+    rep = backend.prepare(chained_model())
+    joined, where = rep.run([x])
+    expected = np.concatenate([x[:, 3:], x[:, 1:3], x[:, :1]], axis=1)
+    assert np.array_equal(joined, expected)
+    assert np.array_equal(where, np.argwhere(expected).T)
+    assert np.array_equal(rep.run({"x": x})["joined"], expected)
+    with pytest.raises(opendml.Error, match="takes 1 inputs, not 2"):
+        rep.run([x, x])
+    with pytest.raises(opendml.Error, match="input 'x' is INT32 but the model declares FLOAT"):
+        rep.run([x.astype(np.int32)])
+    with pytest.raises(opendml.Error, match=r"no value for the model inputs \['x'\]"):
+        rep.run({"y": x})

@@ -1,0 +1,161 @@
+"""opendml.torch on the CPU: the custom operators against torch.nonzero, torch.cat and torch.split
+bit for bit, torch.library.opcheck on each, gradients, and the error paths."""
+
+import opendml
+import pytest
+import torch
+
+import opendml.torch as odt
+
+NONZERO_DTYPES = [torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.float16, torch.float32, torch.bfloat16]
+MOVE_DTYPES = NONZERO_DTYPES + [torch.float64, torch.int64, torch.complex64, torch.float8_e4m3fn, torch.float8_e5m2]
+
+
+def sample(shape, dtype, generator):
+    """Values with about half zeros; floats include -0.0 and NaN."""
+    values = torch.tensor([0.0, -0.0, 0.0, 1.0, -2.5, float("nan")])
+    picked = values[torch.randint(0, len(values), shape, generator=generator)]
+    if not (dtype.is_floating_point or dtype.is_complex):
+        picked = torch.nan_to_num(picked).abs().ceil()
+    return picked.to(dtype)
+
+
+def same_bits(a, b):
+    bits = lambda t: t.contiguous().view(torch.uint8)  # noqa: E731
+    return a.dtype == b.dtype and a.shape == b.shape and torch.equal(bits(a), bits(b))
+
+
+@pytest.mark.parametrize("dtype", NONZERO_DTYPES)
+@pytest.mark.parametrize("shape", [(17,), (5, 7), (2, 3, 4), (1, 1, 3, 1, 5)])
+def test_nonzero_matches_torch_nonzero(shape, dtype):
+    x = sample(shape, dtype, torch.Generator().manual_seed(len(shape)))
+    coords, count = odt.nonzero(x)
+    expected = torch.nonzero(x)
+    assert coords.dtype == count.dtype == torch.int64
+    assert coords.shape == (x.numel(), x.dim()) and count.shape == (1,)
+    assert int(count) == len(expected)
+    assert torch.equal(coords[:count], expected)
+    # The coordinates index x as torch.nonzero's do.
+    assert same_bits(x[tuple(coords[:count].T)], x[torch.nonzero(x, as_tuple=True)])
+
+
+def test_nonzero_of_views_and_options():
+    g = torch.Generator().manual_seed(7)
+    base = sample((6, 8, 4), torch.float32, g)
+    for x in (base.transpose(0, 2), base[:, ::3], base[1:4, :, 2]):
+        coords, count = odt.nonzero(x)
+        assert torch.equal(coords[:count], torch.nonzero(x))
+    x = sample((1, 1, 5, 6), torch.int32, g)
+    coords, count = odt.nonzero(x, columns=2)  # the trailing two dimensions
+    assert torch.equal(coords[:count], torch.nonzero(x)[:, 2:])
+    coords, count = odt.nonzero(x, fill_value=-1)
+    assert torch.equal(coords[:count], torch.nonzero(x))
+    assert bool((coords[count:] == -1).all()) and len(coords[count:]) == x.numel() - int(count)
+
+
+def test_nonzero_of_a_tensor_that_requires_grad():
+    x = torch.tensor([[0.0, 1.5], [2.0, 0.0]], requires_grad=True)
+    coords, count = odt.nonzero(x)
+    assert torch.equal(coords[:count], torch.nonzero(x)) and not coords.requires_grad
+
+
+def test_nonzero_of_scalars_and_empty_tensors():
+    for value in (0.0, 3.0):
+        coords, count = odt.nonzero(torch.tensor(value))
+        assert coords.shape == (1, 0) and int(count) == len(torch.nonzero(torch.tensor(value)))
+    coords, count = odt.nonzero(torch.ones(3, 0, 2))
+    assert coords.shape == (0, 3) and int(count) == 0
+
+
+@pytest.mark.parametrize("columns", [-1, 0, 3])
+def test_nonzero_rejects_column_counts_directml_does(columns):
+    with pytest.raises(opendml.Error, match="columns|N"):
+        odt.nonzero(torch.ones(2, 3), columns=columns)
+
+
+def test_nonzero_rejects_types_directml_lacks():
+    with pytest.raises(opendml.UnsupportedError, match="FLOAT64"):
+        odt.nonzero(torch.ones(4, dtype=torch.float64))
+
+
+@pytest.mark.parametrize("dtype", MOVE_DTYPES)
+def test_join_and_split_match_cat_and_split(dtype):
+    g = torch.Generator().manual_seed(3)
+    a, b, c = (sample((3, n, 4), torch.float32, g).to(dtype) for n in (2, 5, 1))
+    for axis in (1, -2):
+        joined = odt.join([a, b, c], axis)
+        assert same_bits(joined, torch.cat([a, b, c], axis))
+        parts = odt.split(joined, [2, 0, 5, 1], axis)
+        for got, want in zip(parts, torch.split(joined, [2, 0, 5, 1], axis)):
+            assert same_bits(got, want)
+
+
+def test_join_and_split_of_views_empty_parts_and_equal_parts():
+    g = torch.Generator().manual_seed(4)
+    x = sample((4, 6, 5), torch.float32, g).permute(2, 0, 1)  # a non-contiguous view
+    empty = torch.empty(5, 0, 6)
+    assert same_bits(odt.join([empty, x, empty, x[:, 1:3]], 1), torch.cat([x, x[:, 1:3]], 1))
+    assert odt.join([empty, empty], 1).shape == (5, 0, 6)
+    parts = odt.split(x, 3, axis=-1)
+    assert all(same_bits(p, q) for p, q in zip(parts, torch.split(x, 2, -1)))
+    assert all(p.is_contiguous() and p.data_ptr() != x.data_ptr() for p in parts)  # new tensors
+
+
+def test_join_and_split_errors():
+    a = torch.zeros(2, 3)
+    with pytest.raises(opendml.Error, match="only axis 1 may differ"):
+        odt.join([a, torch.zeros(3, 3)], 1)
+    with pytest.raises(opendml.Error, match="dtype, rank and device"):
+        odt.join([a, torch.zeros(2, 3, dtype=torch.int32)], 0)
+    with pytest.raises(opendml.Error, match="axis 2 is outside"):
+        odt.join([a], 2)
+    with pytest.raises(opendml.Error, match="at least one input"):
+        odt.join([], 0)
+    with pytest.raises(opendml.Error, match="add up to 3"):
+        odt.split(a, [1, 1], 1)
+    with pytest.raises(opendml.Error, match="non-negative"):
+        odt.split(a, [4, -1], 1)
+    with pytest.raises(opendml.Error, match="equal parts"):
+        odt.split(a, 2, 1)
+    with pytest.raises(NotImplementedError, match="16 bytes"):
+        odt.join([torch.zeros(2, dtype=torch.complex128)], 0)
+
+
+def test_opcheck():
+    g = torch.Generator().manual_seed(5)
+    # Every element non-zero: rows past the count are unspecified, and opcheck compares all rows.
+    dense = sample((3, 5), torch.float32, g).abs() + 1
+    torch.library.opcheck(torch.ops.opendml.nonzero_coordinates.default, (dense,))
+    torch.library.opcheck(torch.ops.opendml.nonzero_coordinates.default, (dense.unsqueeze(0), 2))
+    a = torch.randn(2, 3, generator=g, requires_grad=True)
+    b = torch.randn(2, 5, generator=g, requires_grad=True)
+    torch.library.opcheck(torch.ops.opendml.join.default, ([a, b], -1))
+    x = torch.randn(4, 6, generator=g, requires_grad=True)
+    torch.library.opcheck(torch.ops.opendml.split.default, (x, [1, 0, 5], 1))
+
+
+def test_gradients():
+    g = torch.Generator().manual_seed(6)
+    a = torch.randn(2, 3, dtype=torch.float64, generator=g, requires_grad=True)
+    b = torch.randn(2, 2, dtype=torch.float64, generator=g, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda p, q: odt.join([p, q], 1), (a, b))
+    x = torch.randn(5, 3, dtype=torch.float64, generator=g, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda t: tuple(odt.split(t, [2, 3], 0)), (x,))
+    # An unused part's gradient is zero.
+    first, _ = odt.split(x, [2, 3], 0)
+    first.sum().backward()
+    assert torch.equal(x.grad, torch.cat([torch.ones(2, 3), torch.zeros(3, 3)]).double())
+
+
+def test_no_hidden_copies():
+    # The array layer records the addresses it bound last: the views themselves, not copies.
+    from opendml._opendml import _last_bindings
+
+    x = torch.arange(24.0).reshape(4, 6).t()  # a transposed view
+    y = torch.ones(6, 2)
+    joined = odt.join([x, y], 1)
+    assert _last_bindings() == ([x.data_ptr(), y.data_ptr()], [joined.data_ptr()])
+    parts = odt.split(x[1:], [2, 3], 0)
+    assert _last_bindings() == ([x[1:].data_ptr()], [p.data_ptr() for p in parts])
+    coords, count = odt.nonzero(x[:, ::2])
+    assert _last_bindings() == ([x.data_ptr()], [count.data_ptr(), coords.data_ptr()])
