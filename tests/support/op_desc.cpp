@@ -1,6 +1,8 @@
 #include "support/op_desc.h"
 
 #include <sstream>
+#include <stdexcept>
+#include <string>
 
 namespace odml_test {
 
@@ -39,25 +41,25 @@ OpDesc::OpDesc(DML_OPERATOR_TYPE type, std::vector<TensorSpec> specs, uint32_t a
       split_ = {&tensors_[0], n - 1, tensors_.data() + 1, axis};
       op_.Desc = &split_;
       break;
-    default:
+    case DML_OPERATOR_NONZERO_COORDINATES:
       nonzero_ = {&tensors_[0], &tensors_[1], &tensors_[2]};
       op_.Desc = &nonzero_;
       break;
+    default:  // only the factories above construct an OpDesc: a new operator needs its own
+      throw std::logic_error("OpDesc: no layout for operator type " + std::to_string(type));
   }
 }
 
+// JOIN lists its inputs first and its output last; SPLIT and NONZERO_COORDINATES have one input
+// followed by their outputs (the constructor knows no other operator).
 std::vector<TensorSpec> OpDesc::inputs() const {
-  switch (op_.Type) {
-    case DML_OPERATOR_JOIN: return {specs_.begin(), specs_.end() - 1};
-    default: return {specs_.front()};
-  }
+  if (op_.Type == DML_OPERATOR_JOIN) return {specs_.begin(), specs_.end() - 1};
+  return {specs_.front()};
 }
 
 std::vector<TensorSpec> OpDesc::outputs() const {
-  switch (op_.Type) {
-    case DML_OPERATOR_JOIN: return {specs_.back()};
-    default: return {specs_.begin() + 1, specs_.end()};
-  }
+  if (op_.Type == DML_OPERATOR_JOIN) return {specs_.back()};
+  return {specs_.begin() + 1, specs_.end()};
 }
 
 std::string OpDesc::to_string() const {
