@@ -11,7 +11,7 @@ For n >= 2^24 it also prints the bytes each case must move at least (read once, 
 roofline's numerator) and the bandwidth that the device time implies, with the density used.
 Methods: opendml's array layer (opendml.nonzero / concat), its descriptor layer (a compiled
 operator's execute, the C++ execute under a thin binding), PyTorch's custom operators
-(opendml.torch, where the checkout has them), and torch.nonzero, torch.nonzero_static and
+(opendml.torch), and torch.nonzero, torch.nonzero_static and
 torch.cat on the same tensors. Creation and compilation stay out of the timed loops.
 
   python bench/python/bench_python.py                 # the GPU, sizes 2^10 .. 2^26, a table
