@@ -1,14 +1,17 @@
 """The Python package beside PyTorch, in one run on one GPU.
 
 For each case it measures, per call:
-  host    the time the Python call takes to return (enqueue only where nothing waits; torch.nonzero
-          waits for its count, so its host time is its whole time);
-  device  the time between CUDA events around a run of back-to-back calls on the stream, divided by
-          the number of calls (for torch.nonzero, which waits for the host each call, this is the
-          end-to-end time per call).
+  host    wall-clock time per call in a tight loop of calls (enqueue only where nothing waits;
+          torch.nonzero waits for its count, so its host time is its whole time);
+  device  the GPU's own time per call: N calls captured in one CUDA graph, the graph replayed
+          between CUDA events, divided by N, so that a host-bound call cannot show its host time
+          as device time. torch.nonzero, which waits for the host and cannot be captured, is timed
+          by events around single calls, each after a synchronize. "-" where neither works.
+For n >= 2^24 it also prints the bytes each case must move at least (read once, written once: the
+roofline's numerator) and the bandwidth that the device time implies, with the density used.
 Methods: opendml's array layer (opendml.nonzero / concat), its descriptor layer (a compiled
 operator's execute, the C++ execute under a thin binding), PyTorch's custom operators
-(opendml.torch, where the checkout has them), and torch.nonzero, torch.nonzero_static and
+(opendml.torch), and torch.nonzero, torch.nonzero_static and
 torch.cat on the same tensors. Creation and compilation stay out of the timed loops.
 
   python bench/python/bench_python.py                 # the GPU, sizes 2^10 .. 2^26, a table
@@ -25,12 +28,7 @@ import time
 import torch
 
 import opendml
-import opendml.torch
-
-try:  # PyTorch's custom operators (opendml.torch), where this checkout has them
-    import opendml.torch as opendml_torch
-except ImportError:
-    opendml_torch = None
+import opendml.torch as opendml_torch
 
 
 def parse():
@@ -63,8 +61,8 @@ class Timer:
         once = max(time.perf_counter() - t0, 1e-6)
         return max(5, min(2000, int(self.budget / once)))
 
-    def measure(self, fn):
-        """(host seconds per call, device seconds per call)"""
+    def host(self, fn):
+        """Wall-clock seconds per call, calls back to back."""
         n = self.iterations(fn)
         self.sync()
         t0 = time.perf_counter()
@@ -72,15 +70,65 @@ class Timer:
             fn()
         host = (time.perf_counter() - t0) / n
         self.sync()
-        if not self.cuda:
-            return host, host
+        return host
+
+    def graph_device(self, fn, calls=20, replays=10):
+        """Device seconds per call from CUDA graph replays, or None where fn cannot be captured."""
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):  # warm-up outside capture: compiles, caches, allocates
+            fn()
+        torch.cuda.current_stream().wait_stream(side)
+        self.sync()
+        graph = torch.cuda.CUDAGraph()
+        try:
+            with torch.cuda.graph(graph):
+                for _ in range(calls):
+                    fn()
+        except Exception:  # a call that waits for the host (torch.nonzero) cannot be captured
+            torch.cuda.synchronize()
+            return None
+        graph.replay()  # the first replay uploads the graph
+        self.sync()
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        for _ in range(n):
-            fn()
+        for _ in range(replays):
+            graph.replay()
         end.record()
         end.synchronize()
-        return host, start.elapsed_time(end) / 1e3 / n
+        return start.elapsed_time(end) / 1e3 / (replays * calls)
+
+    def event_device(self, fn, calls=20):
+        """Device seconds per call from events around single calls, each after a synchronize: for
+        calls that wait for the host themselves, where this is their end-to-end time on the stream."""
+        total = 0.0
+        for _ in range(calls):
+            self.sync()
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            total += start.elapsed_time(end) / 1e3
+        return total / calls
+
+    def measure(self, fn, capture=True):
+        """(host seconds per call, device seconds per call or None; the device figure's method)"""
+        host = self.host(fn)
+        if not self.cuda:
+            return host, None, "-"
+        device = self.graph_device(fn) if capture else None
+        if device is not None:
+            return host, device, "graph"
+        return host, self.event_device(fn), "events"
+
+
+def current_stream(device):
+    """The raw cudaStream_t that torch runs on now (a capture's stream inside torch.cuda.graph)."""
+    if device.type != "cuda":
+        return lambda: None
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    return lambda: torch._C._cuda_getCurrentRawStream(index)
 
 
 def descriptor_nonzero(x, device):
@@ -91,8 +139,8 @@ def descriptor_nonzero(x, device):
     op.initialize()
     count = torch.empty(1, dtype=torch.uint32, device=x.device)
     coords = torch.empty(x.numel(), 1, dtype=torch.uint32, device=x.device)
-    stream = torch.cuda.current_stream() if x.is_cuda else None
-    return lambda: op.execute([x], [count, coords], stream=stream)
+    stream = current_stream(x.device)
+    return lambda: op.execute([x], [count, coords], stream=stream())
 
 
 def descriptor_join(parts, device):
@@ -102,12 +150,13 @@ def descriptor_join(parts, device):
     op = opendml.Operator(device, desc).compile()
     op.initialize()
     out = torch.empty(sum(p.numel() for p in parts), device=parts[0].device)
-    stream = torch.cuda.current_stream() if out.is_cuda else None
+    stream = current_stream(out.device)
     parts = list(parts)
-    return lambda: op.execute(parts, [out], stream=stream)
+    return lambda: op.execute(parts, [out], stream=stream())
 
 
 def cases(args):
+    """(case, elements, {method: (fn, capturable)}, bytes that the case must move at least)"""
     dev = torch.device(args.device)
     odml_device = opendml.Device("cuda" if args.device == "cuda" else "cpu")
     g = torch.Generator().manual_seed(20261122)
@@ -116,33 +165,30 @@ def cases(args):
         x = (torch.rand(n, generator=g) < args.density).float().to(dev)
         k = int(torch.count_nonzero(x))
         methods = {
-            "opendml.nonzero": lambda x=x: opendml.nonzero(x),
+            "opendml.nonzero": (lambda x=x: opendml.nonzero(x), True),
             # The PyTorch custom operator: int64 coordinates, as torch.nonzero gives them.
-            "opendml.torch.nonzero": lambda x=x: opendml.torch.nonzero(x),
-            "descriptor execute": descriptor_nonzero(x, odml_device),
-            "torch.nonzero": lambda x=x: torch.nonzero(x),
-            "torch.nonzero_static": lambda x=x, k=k: torch.nonzero_static(x, size=k),
+            "opendml.torch.nonzero": (lambda x=x: opendml_torch.nonzero(x), True),
+            "descriptor execute": (descriptor_nonzero(x, odml_device), True),
+            "torch.nonzero": (lambda x=x: torch.nonzero(x), False),  # waits for its count
+            "torch.nonzero_static": (lambda x=x, k=k: torch.nonzero_static(x, size=k), True),
         }
-        if opendml_torch:
-            methods["opendml.torch.nonzero"] = lambda x=x: opendml_torch.nonzero(x)
-        yield "nonzero", n, methods
+        # Read every element once, write the count and one int64 coordinate per non-zero (1-D x).
+        yield "nonzero", n, methods, n * x.element_size() + k * 8 + 8
         a, b = torch.rand(n // 2, generator=g).to(dev), torch.rand(n // 2, generator=g).to(dev)
         methods = {
-            "opendml.concat": lambda a=a, b=b: opendml.concat([a, b]),
-            "opendml.torch.join": lambda a=a, b=b: opendml.torch.join([a, b]),
-            "descriptor execute": descriptor_join([a, b], odml_device),
-            "torch.cat": lambda a=a, b=b: torch.cat([a, b]),
+            "opendml.concat": (lambda a=a, b=b: opendml.concat([a, b]), True),
+            "opendml.torch.join": (lambda a=a, b=b: opendml_torch.join([a, b]), True),
+            "descriptor execute": (descriptor_join([a, b], odml_device), True),
+            "torch.cat": (lambda a=a, b=b: torch.cat([a, b]), True),
         }
-        if opendml_torch:
-            methods["opendml.torch.join"] = lambda a=a, b=b: opendml_torch.join([a, b])
-        yield "concat 2", n, methods
+        yield "concat 2", n, methods, 2 * n * a.element_size()  # read once, written once
     for per in (1 << 10, 1 << 14):
         many = [torch.rand(per, generator=g).to(dev) for _ in range(1000)]
         yield "concat 1000", 1000 * per, {
-            "opendml.concat": lambda many=many: opendml.concat(many),
-            "descriptor execute": descriptor_join(many, odml_device),
-            "torch.cat": lambda many=many: torch.cat(many),
-        }
+            "opendml.concat": (lambda many=many: opendml.concat(many), True),
+            "descriptor execute": (descriptor_join(many, odml_device), True),
+            "torch.cat": (lambda many=many: torch.cat(many), True),
+        }, 2 * 1000 * per * many[0].element_size()
 
 
 def main():
@@ -151,22 +197,39 @@ def main():
         sys.exit("bench_python: no CUDA GPU for PyTorch; use --device cpu for a quick run")
     timer = Timer(args.device, args.budget)
     rows = []
-    header = f"{'case':<12} {'elements':>10} {'method':<22} {'host us':>10} {'device us':>10} {'vs torch':>9}"
+    header = (f"{'case':<12} {'elements':>10} {'method':<22} {'host us':>9} {'host/torch':>10} "
+              f"{'device us':>10} {'by':>6} {'torch/this':>10}")
     print(f"opendml {opendml.__version__} on {opendml.Device('cuda' if args.device == 'cuda' else 'cpu').name}; "
-          f"torch {torch.__version__}")
+          f"torch {torch.__version__}; nonzero density {args.density}")
+    print("host/torch: host time over torch's (torch.nonzero, or torch.cat); torch/this: torch's device "
+          "time over this one's (higher is faster)")
     print(header)
     print("-" * len(header))
-    for case, n, methods in cases(args):
-        measured = {name: timer.measure(fn) for name, fn in methods.items()}
+    for case, n, methods, min_bytes in cases(args):
+        measured = {name: timer.measure(fn, capture) for name, (fn, capture) in methods.items()}
         reference = measured.get("torch.nonzero", measured.get("torch.cat"))
-        for name, (host, device) in measured.items():
-            ratio = reference[1] / device if device > 0 else math.nan
+        for name, (host, device, by) in measured.items():
+            host_ratio = host / reference[0]
+            ratio = reference[1] / device if device and reference[1] else math.nan
             rows.append({"case": case, "elements": n, "method": name, "host_us": host * 1e6,
-                         "device_us": device * 1e6, "torch_device_over_this": ratio})
-            print(f"{case:<12} {n:>10} {name:<22} {host * 1e6:>10.2f} {device * 1e6:>10.2f} {ratio:>8.2f}x")
+                         "host_over_torch": host_ratio, "device_us": device * 1e6 if device else None,
+                         "device_by": by, "torch_device_over_this": ratio, "min_bytes": min_bytes})
+            device_text = f"{device * 1e6:>10.2f}" if device else f"{'-':>10}"
+            ratio_text = f"{ratio:>9.2f}x" if ratio == ratio else f"{'-':>10}"
+            print(f"{case:<12} {n:>10} {name:<22} {host * 1e6:>9.2f} {host_ratio:>9.2f}x {device_text} {by:>6} "
+                  f"{ratio_text}")
+        if n >= 1 << 24:
+            line = f"{'':<12} {'':>10} roofline: at least {min_bytes / 1e6:.1f} MB moved"
+            if case == "nonzero":
+                line += f" (f32 read once, an int64 coordinate written per non-zero at density {args.density})"
+            fastest = min((d for _, d, _ in measured.values() if d), default=None)
+            if fastest:
+                line += f"; {min_bytes / fastest / 1e9:.0f} GB/s at the fastest device time"
+            print(line)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"device": args.device, "torch": torch.__version__, "rows": rows}, f, indent=1)
+            json.dump({"device": args.device, "torch": torch.__version__, "density": args.density, "rows": rows},
+                      f, indent=1)
 
 
 if __name__ == "__main__":

@@ -23,53 +23,80 @@ from ._shapes import equal_parts, join_shape, normalize_axis, split_shapes
 
 __all__ = ["nonzero", "join", "split"]
 
-# JOIN and SPLIT move bits (docs/decisions.md), so every type goes through the unsigned integer of
-# its width: one path for bool, bfloat16, float8 and complex64 as for the types DirectML names.
+# The operators are defined and implemented through torch.library.Library, the dispatcher's own
+# registration: a call goes from torch.ops straight to the kernel below, without the Python layers
+# that torch.library.custom_op adds to every call (docs/python.md). The fake implementations and
+# the autograd formulas are registered as custom_op would.
+_lib = torch.library.Library("opendml", "DEF")
+_lib.define("nonzero_coordinates(Tensor x, SymInt? columns=None) -> (Tensor, Tensor)")
+_lib.define("join(Tensor[] inputs, SymInt axis) -> Tensor")
+_lib.define("split(Tensor x, SymInt[] sizes, SymInt axis) -> Tensor[]")
+
+
+def _impl(name):
+    """Registers the kernel for every backend, below autograd (as custom_op does)."""
+
+    def register(kernel):
+        _lib.impl(name, kernel, "CompositeExplicitAutograd")
+        return kernel
+
+    return register
+
+
+# JOIN and SPLIT move bits (docs/decisions.md). The array layer takes the types below as they are;
+# every other type goes through the unsigned integer of its width: one path for float8 and
+# complex64 as for the types DirectML names.
+_DIRECT = {torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16,
+           torch.bfloat16, torch.float32, torch.float64}
 _UNSIGNED = {1: torch.uint8, 2: torch.uint16, 4: torch.uint32, 8: torch.uint64}
 
 
 def _bits(x: torch.Tensor) -> torch.Tensor:
+    if x.dtype in _DIRECT:
+        return x
     if x.element_size() not in _UNSIGNED:
         raise opendml.UnsupportedError(f"opendml.torch: {x.dtype} elements are {x.element_size()} bytes; JOIN and SPLIT move elements of 1, 2, 4 or 8 bytes")
-    return x.detach().view(_UNSIGNED[x.element_size()])  # DLPack exports no tensor that requires grad
+    return x.view(_UNSIGNED[x.element_size()])
 
 
 # ---- nonzero coordinates -------------------------------------------------------------------------
 
 
-def _coordinates_shape(x: torch.Tensor, columns: Optional[int]) -> tuple:
+def _check_columns(columns: Optional[int]) -> None:
     if columns is not None and columns < 0:  # the other limits are DirectML's, checked by the library
         raise opendml.Error(f"opendml.torch.nonzero: columns is {columns}; it must be positive")
+
+
+def _coordinates_shape(x: torch.Tensor, columns: Optional[int]) -> tuple:
+    _check_columns(columns)
     return (x.numel(), x.dim() if columns is None else columns)
 
 
-@torch.library.custom_op("opendml::nonzero_coordinates", mutates_args=())
-def nonzero_coordinates(x: torch.Tensor, columns: Optional[int] = None) -> tuple[torch.Tensor, torch.Tensor]:
+@_impl("nonzero_coordinates")
+def _nonzero_coordinates(x: torch.Tensor, columns: Optional[int] = None):
     """DML_OPERATOR_NONZERO_COORDINATES: int64 coordinates [x.numel(), columns] (default x.dim())
     of the non-zero elements in row-major order, and their count, int64 [1], on x's device. Rows
     at or past the count are unspecified."""
-    x = x.detach()  # DLPack exports no tensor that requires grad; the outputs are integers anyway
-    coords = torch.empty(_coordinates_shape(x, columns), dtype=torch.int64, device=x.device)
-    count = torch.empty(1, dtype=torch.int64, device=x.device)
     if x.dim() == 0:
         # DirectML tensors have a dimension; a scalar has only a count (and torch.nonzero gives
         # [count, 0] coordinates too).
-        count.copy_((x != 0).reshape(1))
-    else:
-        # int64, as torch indexes, through opendml's 64-bit indices extension.
-        opendml.nonzero(x, columns=coords.shape[1], index_dtype="int64", out=(coords, count))
-    return coords, count
+        return x.new_empty(_coordinates_shape(x, columns), dtype=torch.int64), (x != 0).reshape(1).to(torch.int64)
+    _check_columns(columns)
+    # int64, as torch indexes, through opendml's 64-bit indices extension; the array layer allocates
+    # both outputs on x's device.
+    return opendml.nonzero(x, columns=columns, index_dtype="int64")
 
 
-@nonzero_coordinates.register_fake
+@torch.library.register_fake("opendml::nonzero_coordinates")
 def _(x, columns=None):
     return x.new_empty(_coordinates_shape(x, columns), dtype=torch.int64), x.new_empty(1, dtype=torch.int64)
 
 
 def nonzero(x: torch.Tensor, *, columns: Optional[int] = None, fill_value: Optional[int] = None):
-    """(coords, count) of opendml::nonzero_coordinates. With fill_value, the rows past the count
-    hold fill_value (as torch.nonzero_static pads), computed on the device without a host wait;
-    without it they are unspecified."""
+    """(coords, count) of opendml::nonzero_coordinates: int64 coordinates [x.numel(), columns]
+    (default x.dim()) of the non-zero elements in row-major order, and their count, int64 [1], on
+    x's device. With fill_value, the rows past the count hold fill_value (as torch.nonzero_static
+    pads), computed on the device without a host wait; without it they are unspecified."""
     coords, count = torch.ops.opendml.nonzero_coordinates(x, columns)
     if fill_value is not None:
         valid = torch.arange(coords.shape[0], device=coords.device) < count
@@ -80,30 +107,43 @@ def nonzero(x: torch.Tensor, *, columns: Optional[int] = None, fill_value: Optio
 # ---- join and split ------------------------------------------------------------------------------
 
 
-@torch.library.custom_op("opendml::join", mutates_args=())
-def _join(inputs: Sequence[torch.Tensor], axis: int) -> torch.Tensor:
+@_impl("join")
+def _join(inputs, axis):
     """DML_OPERATOR_JOIN: the inputs concatenated along axis (negative counts from the end)."""
-    shape = join_shape("opendml.torch.join", inputs, axis)
+    if inputs and inputs[0].dtype in _DIRECT and all(t.dtype == inputs[0].dtype for t in inputs):
+        try:
+            return opendml.concat(inputs, axis)  # allocates the result like inputs[0]
+        except opendml.Error:
+            join_shape("opendml.torch.join", inputs, axis)  # the message in torch's terms, where it has one
+            raise
+    # Types of one width look alike as bits (and to the array layer), so join_shape compares them.
+    shape = join_shape("opendml.torch.join", inputs, axis)  # raises first for no inputs
     out = inputs[0].new_empty(shape)
     opendml.concat([_bits(t) for t in inputs], axis, out=_bits(out))
     return out
 
 
-@_join.register_fake
+@torch.library.register_fake("opendml::join")
 def _(inputs, axis):
     shape = join_shape("opendml.torch.join", inputs, axis)
     return inputs[0].new_empty(shape)
 
 
-@torch.library.custom_op("opendml::split", mutates_args=())
-def _split(x: torch.Tensor, sizes: Sequence[int], axis: int) -> list[torch.Tensor]:
+@_impl("split")
+def _split(x, sizes, axis):
     """DML_OPERATOR_SPLIT: x cut along axis into new tensors of the given sizes."""
+    if x.dtype in _DIRECT:
+        try:
+            return opendml.split(x, list(sizes), axis)  # allocates the parts like x
+        except opendml.Error:
+            split_shapes("opendml.torch.split", x.shape, sizes, axis)  # the message in torch's terms, where it has one
+            raise
     outs = [x.new_empty(shape) for shape in split_shapes("opendml.torch.split", x.shape, sizes, axis)]
     opendml.split(_bits(x), list(sizes), axis, out=[_bits(o) for o in outs])
     return outs
 
 
-@_split.register_fake
+@torch.library.register_fake("opendml::split")
 def _(x, sizes, axis):
     return [x.new_empty(shape) for shape in split_shapes("opendml.torch.split", x.shape, sizes, axis)]
 
@@ -126,8 +166,8 @@ def _split_backward(ctx, grads):
     return torch.ops.opendml.join(list(grads), ctx.axis), None, None
 
 
-_join.register_autograd(_join_backward, setup_context=_setup_join)
-_split.register_autograd(_split_backward, setup_context=_setup_split)
+torch.library.register_autograd("opendml::join", _join_backward, setup_context=_setup_join)
+torch.library.register_autograd("opendml::split", _split_backward, setup_context=_setup_split)
 
 
 def join(inputs: Sequence[torch.Tensor], axis: int = 0) -> torch.Tensor:

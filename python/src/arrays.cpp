@@ -43,26 +43,39 @@ const Device& device_for(Place place) {
 struct Call {
   const char* prefix;  // "concat: ", for messages
   nb::handle like;     // the first array: results are allocated like it
-  Place place;
-  intptr_t stream = 0;
-  bool on_current_stream = true;  // stream is the current stream of the first array's library
   const Framework* framework;
+  Target target;
+  Place& place = target.place;
+  intptr_t& stream = target.stream;
+  std::optional<Borrowed> first;  // a PyTorch first array, borrowed once to learn its place
 
-  Call(const char* prefix_, nb::handle first, const char* what, nb::handle stream_arg)
-      : prefix(prefix_), like(first), framework(&framework_for(first)) {
-    place = place_of_array(first, {prefix, what});
+  Call(const char* prefix_, nb::handle first_array, const char* what, nb::handle stream_arg)
+      : prefix(prefix_), like(first_array), framework(&framework_for(first_array)) {
+    if (framework->is_torch()) {
+      first.emplace(take_torch(*framework, first_array, {prefix, what}, std::nullopt, false));
+      place = first->place;
+    } else {
+      place = place_of_array(first_array, {prefix, what});
+    }
     // The caller's stream: given, or its library's current one, on which no handshake is needed.
-    on_current_stream = stream_arg.is_none();
-    if (place.cuda) stream = on_current_stream ? framework->current_stream(first, place.id) : stream_handle(stream_arg);
+    if (stream_arg.is_none()) target.current_of = framework;
+    if (place.cuda)
+      stream = stream_arg.is_none() ? framework->current_stream(first_array, place.id) : stream_handle(stream_arg);
   }
+  Call(const Call&) = delete;
 
-  Borrowed take(nb::handle array, const Name& what, bool writable) const {
-    return opendml::python::take(array, what, place, stream, on_current_stream, writable);
+  Borrowed take(nb::handle array, const Name& what, bool writable) {
+    if (first && array.ptr() == like.ptr() && !writable) {
+      // Borrowed before the stream was known: with a stream given explicitly, PyTorch's handshake
+      // may be needed, which only __dlpack__ makes; so the first borrow serves where none is.
+      Borrowed b = std::move(*first);
+      first.reset();
+      if (target.no_handshake(*framework, array)) return b;
+    }
+    return opendml::python::take(array, what, target, writable);
   }
   nb::object empty(const std::vector<int64_t>& shape, const char* dtype = nullptr) const {
-    nb::tuple t = nb::steal<nb::tuple>(PyTuple_New(static_cast<Py_ssize_t>(shape.size())));
-    for (size_t i = 0; i < shape.size(); ++i) PyTuple_SET_ITEM(t.ptr(), i, PyLong_FromLongLong(shape[i]));
-    return framework->empty(like, t, dtype);
+    return framework->empty(like, shape, dtype);
   }
 };
 
@@ -214,7 +227,7 @@ thread_local std::vector<uintptr_t> t_last_inputs, t_last_outputs;
 // persistent region on the caller's stream and waits for it, once, so that the entry can then run on
 // any stream; every later call finds it here and never waits.
 template <class MakeDesc>
-std::shared_ptr<Entry> compiled(const std::string& key, const Call& call, const std::vector<const Spec*>& tensors,
+std::shared_ptr<Entry> compiled(const std::string& key, Call& call, const std::vector<const Spec*>& tensors,
                                 uint32_t extensions, MakeDesc make_desc) {
   if (std::shared_ptr<Entry> hit = cache().find(key)) return hit;
   const Device& device = device_for(call.place);
@@ -252,7 +265,7 @@ std::shared_ptr<Entry> compiled(const std::string& key, const Call& call, const 
   return entry;
 }
 
-void execute(const Entry& e, const Call& call, const std::vector<const Spec*>& inputs,
+void execute(const Entry& e, Call& call, const std::vector<const Spec*>& inputs,
              const std::vector<const Spec*>& outputs) {
   thread_local std::vector<odml_buffer_binding> in, out;  // reused: a warm call allocates nothing here
   in.clear();
@@ -294,7 +307,7 @@ void execute(const Entry& e, const Call& call, const std::vector<const Spec*>& i
 }
 
 // Writes a zero count for an empty input, which DirectML cannot describe.
-void zero(const Call& call, std::byte* data, uint64_t bytes) {
+void zero(Call& call, std::byte* data, uint64_t bytes) {
   if (!call.place.cuda) {
     std::memset(data, 0, bytes);
     return;
@@ -364,7 +377,7 @@ Spec coords_spec(const Borrowed& c, bool transposed, const Borrowed& x, const Na
 
 nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed, const std::string& index_dtype,
                   nb::handle out, nb::handle stream) {
-  const Call call("nonzero: ", x, "x", stream);
+  Call call("nonzero: ", x, "x", stream);
   const bool wide_index = is_64bit_index(index_dtype);
   const Borrowed input = call.take(x, {call.prefix, "x"}, false);
   if (input.ndim == 0) invalid("nonzero: x is 0-d; DirectML tensors have at least one dimension (reshape it to (1,))");
@@ -422,7 +435,7 @@ nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed,
 }
 
 // The shape every piece must have but along axis; names the first piece that differs.
-void check_pieces(const Call& call, const std::vector<Borrowed>& pieces, const char* name, const Borrowed& whole,
+void check_pieces(Call& call, const std::vector<Borrowed>& pieces, const char* name, const Borrowed& whole,
                   uint32_t axis) {
   for (size_t i = 0; i < pieces.size(); ++i) {
     const Borrowed& p = pieces[i];
@@ -436,7 +449,7 @@ void check_pieces(const Call& call, const std::vector<Borrowed>& pieces, const c
   }
 }
 
-std::string join_split_key(char op, const Call& call, uint32_t axis, uint32_t extensions, const Spec& whole,
+std::string join_split_key(char op, Call& call, uint32_t axis, uint32_t extensions, const Spec& whole,
                            const std::vector<Spec>& pieces) {
   std::string key(1, op);
   key.append(reinterpret_cast<const char*>(&call.place), sizeof call.place);
@@ -451,7 +464,7 @@ nb::object concat(nb::handle arrays_arg, int64_t axis, nb::handle out, nb::handl
   const nb::sequence arrays = sequence(arrays_arg, {"concat: ", "arrays"});
   const size_t count = nb::len(arrays);
   if (count == 0) invalid("concat: arrays is empty; concatenation needs at least one array");
-  const Call call("concat: ", arrays[0], "arrays[0]", stream);
+  Call call("concat: ", arrays[0], "arrays[0]", stream);
   std::vector<Borrowed> in;
   in.reserve(count);
   for (size_t i = 0; i < count; ++i) in.push_back(call.take(arrays[i], {call.prefix, "arrays", int(i)}, false));
@@ -471,10 +484,13 @@ nb::object concat(nb::handle arrays_arg, int64_t axis, nb::handle out, nb::handl
 
   // Arrays empty along axis take no part: DirectML has no empty tensors.
   std::vector<Spec> pieces;
+  pieces.reserve(count);  // the pointers taken below stay valid
   for (size_t i = 0; i < count; ++i)
     if (in[i].size() > 0) pieces.push_back(spec_of(in[i], {call.prefix, "arrays", int(i)}));
   const Spec w = spec_of(whole, {call.prefix, "out"});
   std::vector<const Spec*> tensors, inputs;
+  tensors.reserve(pieces.size() + 1);
+  inputs.reserve(pieces.size());
   for (const Spec& s : pieces) tensors.push_back(&s), inputs.push_back(&s);
   tensors.push_back(&w);
   uint32_t extensions = beyond_32_bits(whole) ? ODML_EXTENSION_64BIT_INDICES : 0;
@@ -490,7 +506,7 @@ nb::object concat(nb::handle arrays_arg, int64_t axis, nb::handle out, nb::handl
 }
 
 nb::list split(nb::handle x, nb::handle sizes, int64_t axis, nb::handle out, nb::handle stream) {
-  const Call call("split: ", x, "x", stream);
+  Call call("split: ", x, "x", stream);
   const Borrowed input = call.take(x, {call.prefix, "x"}, false);
   if (input.ndim == 0) invalid("split: x is 0-d; zero-dimensional arrays cannot be split");
   const uint32_t a = normalize_axis(axis, input.ndim, call.prefix);
@@ -546,6 +562,7 @@ nb::list split(nb::handle x, nb::handle sizes, int64_t axis, nb::handle out, nb:
   if (input.size() == 0) return parts;
 
   std::vector<Spec> pieces;
+  pieces.reserve(outs.size());
   for (size_t i = 0; i < outs.size(); ++i)
     if (outs[i].size() > 0) pieces.push_back(spec_of(outs[i], {call.prefix, "out", int(i)}));
   const Spec w = spec_of(input, {call.prefix, "x"});

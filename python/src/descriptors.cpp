@@ -35,25 +35,24 @@ struct PyCompiled {
 };
 
 // One binding: None (unbound), (address, bytes), or an array on the operator's device.
-odml_buffer_binding region_of(nb::handle obj, const Name& what, const Device& device, intptr_t stream,
-                              std::vector<Borrowed>& borrowed) {
+odml_buffer_binding region_of(nb::handle obj, const Name& what, const Target& target, std::vector<Borrowed>& borrowed) {
   if (obj.is_none()) return {};
   if (nb::isinstance<nb::tuple>(obj)) {
     const auto t = nb::cast<nb::tuple>(obj);
     if (t.size() != 2) invalid(what + " is a tuple of " + std::to_string(t.size()) + "; a region is (address, bytes)");
     return {reinterpret_cast<void*>(nb::cast<uintptr_t>(t[0])), nb::cast<uint64_t>(t[1])};
   }
-  borrowed.push_back(take(obj, what, place_of(device), stream, false, false));
+  borrowed.push_back(take(obj, what, target, false));
   const Borrowed& b = borrowed.back();
   return {b.data, b.extent_bytes()};
 }
 
-std::vector<odml_buffer_binding> regions_of(const std::vector<nb::object>& objs, const char* what, const Device& device,
-                                            intptr_t stream, std::vector<Borrowed>& borrowed) {
+std::vector<odml_buffer_binding> regions_of(const std::vector<nb::object>& objs, const char* what, const Target& target,
+                                            std::vector<Borrowed>& borrowed) {
   std::vector<odml_buffer_binding> out;
   out.reserve(objs.size());
   for (size_t i = 0; i < objs.size(); ++i)
-    out.push_back(region_of(objs[i], {"", what, int(i)}, device, stream, borrowed));
+    out.push_back(region_of(objs[i], {"", what, int(i)}, target, borrowed));
   return out;
 }
 
@@ -63,8 +62,8 @@ odml_buffer_binding kept(const std::shared_ptr<Buffer>& buffer) {
 
 void initialize(PyCompiled& c, std::optional<std::vector<nb::object>> inputs, nb::handle persistent,
                 nb::handle stream_obj) {
-  const intptr_t stream = stream_handle(stream_obj);
-  void* s = reinterpret_cast<void*>(stream);
+  const Target target{place_of(c.device), stream_handle(stream_obj)};
+  void* s = reinterpret_cast<void*>(target.stream);
   if (!inputs && persistent.is_none()) {
     const odml_binding_properties p = c.op.binding_properties();
     c.persistent =
@@ -75,29 +74,30 @@ void initialize(PyCompiled& c, std::optional<std::vector<nb::object>> inputs, nb
   }
   std::vector<Borrowed> borrowed;
   const std::vector<odml_buffer_binding> in =
-      inputs ? regions_of(*inputs, "inputs", c.device, stream, borrowed) : std::vector<odml_buffer_binding>{};
+      inputs ? regions_of(*inputs, "inputs", target, borrowed) : std::vector<odml_buffer_binding>{};
   c.op.initialize(odml_bindings{in.data(),
                                 static_cast<uint32_t>(in.size()),
                                 nullptr,
                                 0,
                                 {},
-                                region_of(persistent, {"", "persistent"}, c.device, stream, borrowed)},
+                                region_of(persistent, {"", "persistent"}, target, borrowed)},
                   s);
 }
 
 void execute(const PyCompiled& c, const std::vector<nb::object>& inputs, const std::vector<nb::object>& outputs,
              nb::handle temporary, nb::handle persistent, nb::handle stream_obj) {
-  const intptr_t stream = stream_handle(stream_obj);
+  const Target target{place_of(c.device), stream_handle(stream_obj)};
   std::vector<Borrowed> borrowed;
-  const auto in = regions_of(inputs, "inputs", c.device, stream, borrowed);
-  const auto out = regions_of(outputs, "outputs", c.device, stream, borrowed);
+  borrowed.reserve(inputs.size() + outputs.size() + 2);
+  const auto in = regions_of(inputs, "inputs", target, borrowed);
+  const auto out = regions_of(outputs, "outputs", target, borrowed);
   const odml_buffer_binding t =
-      temporary.is_none() ? kept(c.temporary) : region_of(temporary, {"", "temporary"}, c.device, stream, borrowed);
+      temporary.is_none() ? kept(c.temporary) : region_of(temporary, {"", "temporary"}, target, borrowed);
   const odml_buffer_binding p =
-      persistent.is_none() ? kept(c.persistent) : region_of(persistent, {"", "persistent"}, c.device, stream, borrowed);
+      persistent.is_none() ? kept(c.persistent) : region_of(persistent, {"", "persistent"}, target, borrowed);
   c.op.execute(
       odml_bindings{in.data(), static_cast<uint32_t>(in.size()), out.data(), static_cast<uint32_t>(out.size()), t, p},
-      reinterpret_cast<void*>(stream));
+      reinterpret_cast<void*>(target.stream));
 }
 
 }  // namespace

@@ -96,9 +96,16 @@ void wait_for_producer(intptr_t producer, intptr_t consumer, const Name& what) {
 
 int cuda_device_of(uintptr_t pointer, const Name& what) {
 #ifdef OPENDML_WITH_CUDA
+  if (pointer == 0) {  // an empty array has no memory to ask about: it is on the current device
+    int device = 0;
+    check_cuda(cudaGetDevice(&device), what + ": cudaGetDevice");
+    return device;
+  }
   cudaPointerAttributes attributes{};
   check_cuda(cudaPointerGetAttributes(&attributes, reinterpret_cast<const void*>(pointer)),
              what + ": cudaPointerGetAttributes");
+  if (attributes.type != cudaMemoryTypeDevice && attributes.type != cudaMemoryTypeManaged)
+    invalid(what + ": its __cuda_array_interface__ points at memory that is not on a CUDA device");
   return attributes.device;
 #else
   (void)pointer;
@@ -114,7 +121,9 @@ void borrow_cuda_array_interface(Borrowed& b, nb::handle array, const Name& what
   b.data = reinterpret_cast<std::byte*>(nb::cast<uintptr_t>(data[0]));
 
   // typestr: byte order, kind, bytes ("<f4", "|b1").
-  const std::string typestr = nb::cast<std::string>(cai["typestr"]);
+  // Read as a Python str: this file has no std::string caster (nanobind/stl/string.h), and a cast to
+  // a type without one compiles but fails at run time.
+  const std::string typestr = nb::cast<nb::str>(cai["typestr"]).c_str();
   const int bytes = typestr.size() >= 3 ? std::atoi(typestr.c_str() + 2) : 0;
   const char kind = typestr.size() >= 3 ? typestr[1] : '?';
   const uint8_t code = kind == 'i'   ? kDLInt
@@ -227,7 +236,6 @@ uint64_t Borrowed::extent_bytes() const {
   return (last + 1) * element_bytes;
 }
 
-// A new reference from the C API, or the Python error it set.
 nb::object checked(PyObject* result) {
   if (result == nullptr) throw nb::python_error();
   return nb::steal(result);

@@ -92,6 +92,9 @@ class Borrowed {
   void (*release_)(void*) = nullptr;
 };
 
+// A new reference from the C API, or the Python error it set.
+nb::object checked(PyObject* result);
+
 // The device an array's memory is on (its __dlpack_device__, or the CUDA array interface's pointer).
 Place place_of(nb::handle array, const Name& what);
 

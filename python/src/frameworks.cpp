@@ -9,6 +9,9 @@ const Framework& framework_for(nb::handle array) {
   static auto* known = new std::unordered_map<PyTypeObject*, Framework>;
   static auto* framework_of = new nb::object(nb::module_::import_("opendml._frameworks").attr("framework_of"));
   PyTypeObject* type = Py_TYPE(array.ptr());
+  // Most calls pass arrays of one type, often the type of the call before.
+  static thread_local std::pair<PyTypeObject*, const Framework*> last{nullptr, nullptr};
+  if (last.first == type) return *last.second;
   auto it = known->find(type);
   if (it == known->end()) {
     Framework f;
@@ -22,31 +25,66 @@ const Framework& framework_for(nb::handle array) {
     }
     it = known->emplace(type, std::move(f)).first;
   }
+  last = {type, &it->second};  // unordered_map never moves its elements
   return it->second;
 }
 
-nb::object Framework::empty(nb::handle like, nb::handle shape, const char* dtype) const {
-  if (!torch_to_dlpack.is_valid())
-    return adapter.attr("empty")(like, shape, dtype ? nb::object(nb::str(dtype)) : nb::none());
-  // like.new_empty(shape[, dtype=...])
+static nb::tuple shape_tuple(const std::vector<int64_t>& shape) {
+  nb::tuple t = nb::borrow<nb::tuple>(checked(PyTuple_New(static_cast<Py_ssize_t>(shape.size()))));
+  for (size_t i = 0; i < shape.size(); ++i) PyTuple_SET_ITEM(t.ptr(), i, checked(PyLong_FromLongLong(shape[i])).release().ptr());
+  return t;
+}
+
+nb::object Framework::empty(nb::handle like, const std::vector<int64_t>& shape, const char* dtype) const {
+  if (!is_torch()) return adapter.attr("empty")(like, shape_tuple(shape), dtype ? nb::object(nb::str(dtype)) : nb::none());
+  // like.new_empty(*shape[, dtype=...]): PyTorch parses sizes given one by one faster than a tuple
+  // of them (a 0-d shape goes as the empty tuple, the one form new_empty takes for it).
   static PyObject* const new_empty = PyUnicode_InternFromString("new_empty");
   static PyObject* const kw_dtype = nb::make_tuple("dtype").release().ptr();
-  PyObject* args[3] = {like.ptr(), shape.ptr(), nullptr};
+  constexpr size_t kMaxArgs = 2 + kMaxDims;
+  PyObject* args[kMaxArgs] = {like.ptr()};
+  nb::object sizes[kMaxDims];  // owns the size objects for the call
+  size_t n = 1;
+  if (shape.empty() || shape.size() > kMaxDims) {
+    sizes[0] = shape_tuple(shape);
+    args[n++] = sizes[0].ptr();
+  } else {
+    for (size_t i = 0; i < shape.size(); ++i) {
+      sizes[i] = checked(PyLong_FromLongLong(shape[i]));
+      args[n++] = sizes[i].ptr();
+    }
+  }
+  const size_t positional = n;
   PyObject* kwnames = nullptr;
   if (dtype) {
     const auto it = torch_dtypes.find(dtype);
     if (it == torch_dtypes.end()) invalid(std::string("no PyTorch dtype for '") + dtype + "'");
-    args[2] = it->second.ptr();
+    args[n++] = it->second.ptr();
     kwnames = kw_dtype;
   }
-  PyObject* result = PyObject_VectorcallMethod(new_empty, args, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames);
-  if (result == nullptr) throw nb::python_error();
-  return nb::steal(result);
+  return checked(PyObject_VectorcallMethod(new_empty, args, positional | PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames));
 }
 
 intptr_t Framework::current_stream(nb::handle like, int device) const {
   if (torch_raw_stream.is_valid()) return nb::cast<intptr_t>(torch_raw_stream(device));
   return nb::cast<intptr_t>(adapter.attr("current_stream")(like, device));
+}
+
+Borrowed take_torch(const Framework& f, nb::handle array, const Name& what, std::optional<Place> place,
+                    bool writable) {
+  static PyObject* const requires_grad = PyUnicode_InternFromString("requires_grad");
+  Borrowed b;
+  PyObject* capsule = PyObject_CallOneArg(f.torch_to_dlpack.ptr(), array.ptr());
+  if (capsule == nullptr) {
+    const nb::python_error e;
+    invalid(what + ": torch.utils.dlpack.to_dlpack failed: " + e.what());
+  }
+  borrow_capsule(nb::steal(capsule), what, writable, b);
+  if (place && !(b.place == *place))
+    invalid(what + " is on " + b.place.name() + " but the work runs on " + place->name());
+  if (writable && PyObject_IsTrue(checked(PyObject_GetAttr(array.ptr(), requires_grad)).ptr()) == 1)
+    invalid(what + " requires grad; opendml cannot write into it (pass a tensor that does not, or detach it)");
+  return b;
 }
 
 Place place_of_array(nb::handle array, const Name& what) {
@@ -55,25 +93,19 @@ Place place_of_array(nb::handle array, const Name& what) {
   return place_of(array, what);
 }
 
-Borrowed take(nb::handle array, const Name& what, Place place, intptr_t stream, bool on_current_stream, bool writable) {
+bool Target::no_handshake(const Framework& f, nb::handle array) const {
+  if (!place.cuda || (current_of != nullptr && current_of->adapter.ptr() == f.adapter.ptr())) return true;
+  if (!f.is_torch()) return false;
+  if (torch_current < 0) torch_current = f.current_stream(array, place.id) == stream;
+  return torch_current == 1;
+}
+
+Borrowed take(nb::handle array, const Name& what, const Target& target, bool writable) {
   const Framework& f = framework_for(array);
-  if (f.torch_to_dlpack.is_valid() &&
-      (!place.cuda || on_current_stream || f.current_stream(array, place.id) == stream)) {
-    Borrowed b;
-    PyObject* capsule = PyObject_CallOneArg(f.torch_to_dlpack.ptr(), array.ptr());
-    if (capsule == nullptr) {
-      const nb::python_error e;
-      invalid(what + ": torch.utils.dlpack.to_dlpack failed: " + e.what());
-    }
-    borrow_capsule(nb::steal(capsule), what, writable, b);
-    if (!(b.place == place)) invalid(what + " is on " + b.place.name() + " but the work runs on " + place.name());
-    if (writable && nb::cast<bool>(array.attr("requires_grad")))
-      invalid(what + " requires grad; opendml cannot write into it (pass a tensor that does not, or detach it)");
-    return b;
-  }
+  if (f.is_torch() && target.no_handshake(f, array)) return take_torch(f, array, what, target.place, writable);
   const Place p = place_of_array(array, what);
-  if (!(p == place)) invalid(what + " is on " + p.name() + " but the work runs on " + place.name());
-  return borrow(array, what, place, stream, writable);
+  if (!(p == target.place)) invalid(what + " is on " + p.name() + " but the work runs on " + target.place.name());
+  return borrow(array, what, target.place, target.stream, writable);
 }
 
 }  // namespace opendml::python

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <unordered_map>
+#include <vector>
 
 #include "dlpack.h"
 
@@ -18,8 +19,10 @@ struct Framework {
   std::unordered_map<std::string, nb::object> torch_dtypes;
   nb::object torch_raw_stream;
 
+  bool is_torch() const { return torch_to_dlpack.is_valid(); }
+
   // A new array on `like`'s device with `like`'s dtype, or the one named ("uint32", "int64", ...).
-  nb::object empty(nb::handle like, nb::handle shape, const char* dtype) const;
+  nb::object empty(nb::handle like, const std::vector<int64_t>& shape, const char* dtype) const;
   // The cudaStream_t its library runs on for CUDA device `device`.
   intptr_t current_stream(nb::handle like, int device) const;
 };
@@ -30,10 +33,27 @@ const Framework& framework_for(nb::handle array);
 // Where an array lives (PyTorch's accessors for its tensors, else DLPack or the CUDA array interface).
 Place place_of_array(nb::handle array, const Name& what);
 
-// Borrows `array` for work at `place` on `stream`, or raises naming `what` if it lives elsewhere.
-// PyTorch tensors go through to_dlpack, without the handshake, when `stream` is PyTorch's current
-// stream (which `on_current_stream` says, or PyTorch is asked), where the handshake would have
-// nothing to do; everything else goes through __dlpack__ and its handshake.
-Borrowed take(nb::handle array, const Name& what, Place place, intptr_t stream, bool on_current_stream, bool writable);
+// Where a call's work runs: its device, its stream, and whose current stream that is, so that
+// PyTorch tensors skip the DLPack handshake where it would have nothing to do.
+struct Target {
+  Place place;
+  intptr_t stream = 0;
+  const Framework* current_of = nullptr;  // the library whose current stream `stream` is, if known
+  mutable int torch_current = -1;         // whether it is PyTorch's current stream: -1 until asked, once a call
+
+  // Whether work on this stream needs no DLPack handshake for an array of f's library: on the CPU,
+  // or where the stream is that library's current one (PyTorch asked once per call).
+  bool no_handshake(const Framework& f, nb::handle array) const;
+};
+
+// A PyTorch tensor through to_dlpack (a C function, and one call for its place and layout), checked
+// to be at `place` where one is given.
+Borrowed take_torch(const Framework& f, nb::handle array, const Name& what, std::optional<Place> place,
+                    bool writable);
+
+// Borrows `array` for work at target.place on target.stream, or raises naming `what` if it lives
+// elsewhere. PyTorch tensors go through to_dlpack, without the handshake, when the stream is
+// PyTorch's current one; everything else goes through __dlpack__ and its handshake.
+Borrowed take(nb::handle array, const Name& what, const Target& target, bool writable);
 
 }  // namespace opendml::python

@@ -383,7 +383,11 @@ def test_past_32_bits_is_refused_before_allocating():
 
 
 def test_tensors_without_memory_are_refused():
-    raises(opendml.Error, "__dlpack_device__ failed", opendml.concat, [torch.empty(4, device="meta")])
+    # A PyTorch tensor is borrowed through to_dlpack at once, which learns its place and layout in one call.
+    raises(opendml.Error, "arrays\\[0\\]: torch.utils.dlpack.to_dlpack failed: .*meta", opendml.concat,
+           [torch.empty(4, device="meta")])
+    raises(opendml.Error, "arrays\\[1\\]: .*failed: .*meta", opendml.concat,
+           [torch.empty(4), torch.empty(4, device="meta")])
 
 
 def test_unsupported_cases_raise_not_implemented():

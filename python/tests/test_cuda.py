@@ -131,6 +131,32 @@ def test_cuda_array_interface_without_dlpack():
         opendml.concat([Interface(a)])
 
 
+def test_cuda_array_interface_views_streams_empty_and_read_only():
+    class Interface:  # a copy of torch's interface, edited as other producers write theirs
+        def __init__(self, t, stream=None, read_only=False):
+            cai = dict(t.__cuda_array_interface__)
+            if stream is not None:
+                cai.update(version=3, stream=stream)  # version 3: the producer's stream
+            if read_only:
+                cai["data"] = (cai["data"][0], True)
+            self.__cuda_array_interface__ = cai
+
+    a = torch.arange(24, device="cuda", dtype=torch.float32).reshape(4, 6)
+    view = a.T[1:]  # strides in bytes, an offset of one element
+    legacy = torch.cuda.current_stream().cuda_stream or 1  # 0 is not allowed in version 3; 1 is the legacy stream
+    out = torch.empty(10, 4, device="cuda")
+    opendml.concat([Interface(view), Interface(view, stream=legacy)], out=out)
+    torch.cuda.synchronize()
+    assert torch.equal(out, torch.cat([view, view]))
+    # An empty array's pointer is 0: it is placed on the current device.
+    out = torch.empty(5, 4, device="cuda")
+    opendml.concat([Interface(torch.empty(0, 4, device="cuda")), Interface(view)], out=out)
+    torch.cuda.synchronize()
+    assert torch.equal(out, view)
+    with pytest.raises(opendml.Error, match="read-only"):
+        opendml.concat([view], out=Interface(torch.empty(5, 4, device="cuda"), read_only=True))
+
+
 def test_errors_on_cuda():
     a = torch.zeros(4, device="cuda")
     with pytest.raises(opendml.Error, match="arrays\\[1\\] is on cpu but the work runs on cuda:0"):
