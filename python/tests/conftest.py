@@ -1,3 +1,9 @@
+import os
+
+# JAX takes 75% of GPU memory at its first use unless told not to; the tests that need tens of
+# GiB (inputs past 2^32 elements) share the process with JAX's tests.
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+
 import pytest
 
 import opendml

@@ -250,4 +250,4 @@ def test_empty_arrays_on_the_gpu():
     assert coords.shape == (0, 2) and coords.is_cuda and count.is_cuda and count.tolist() == [0]
     parts = opendml.split(torch.arange(6, device="cuda").reshape(3, 2), [0, 3, 0])
     assert [p.shape[0] for p in parts] == [0, 3, 0] and all(p.is_cuda for p in parts)
-    assert opendml.concat([torch.zeros(0, 2, device="cuda"), parts[1]]).shape == (3, 2)
+    assert opendml.concat([torch.zeros(0, 2, dtype=parts[1].dtype, device="cuda"), parts[1]]).shape == (3, 2)
