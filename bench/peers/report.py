@@ -324,10 +324,13 @@ def page(gpu, cpu, sources, plots):
         result, figure, worst, count = judge(target, gpu if target.kind == "gpu" else cpu)
         rows.append([target.text, target.scope, result, figure, worst, count])
     out += [markdown_table(["target", "judged on", "result", "worst", "worst case", "cases met"], rows), ""]
-    gaps = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gaps.md")
-    if os.path.exists(gaps):  # hand-written: why the missed targets are missed
-        with open(gaps) as f:
-            out += [f.read().rstrip(), ""]
+    here = os.path.dirname(os.path.abspath(__file__))
+    # Hand-written: why the missed targets are missed, and the Python package's figures (from
+    # bench/python/bench_python.py and examples/moe_routing.py --bench).
+    for page in (os.path.join(here, "gaps.md"), os.path.join(here, "..", "python", "results.md")):
+        if os.path.exists(page):
+            with open(page) as f:
+                out += [f.read().rstrip(), ""]
 
     out += ["## How to read the tables", "",
             "- **opendml us / time_us**: median time of one call. GPU: CUDA events around the call, with the GPU "
