@@ -17,17 +17,24 @@ std::string quote(const Json& value) {
   return text;
 }
 
-// Follows the parser through the document to find a key that repeats within one object, and to
-// name its place.
-class DuplicateKeyCheck {
+// Follows the parser through the document to find a key that repeats within one object, or a
+// value nested deeper than kMaxJsonDepth, and to name its place. The depth check runs before the
+// deep value is built: nlohmann copies (recursively) the members of an ordered_json object as it
+// grows, so an unbounded depth would overflow the stack, and so would any later recursive walk.
+class ParseCheck {
  public:
-  explicit DuplicateKeyCheck(const std::string& file) : file_(file) {}
+  explicit ParseCheck(const std::string& file) : file_(file) {}
 
   bool operator()(int, nlohmann::detail::parse_event_t event, Json& parsed) {
     using Event = nlohmann::detail::parse_event_t;
     switch (event) {
-      case Event::object_start: frames_.push_back(Frame{true, {}, {}}); break;
-      case Event::array_start: frames_.push_back(Frame{false, {}, {}}); break;
+      case Event::object_start:
+      case Event::array_start:
+        if (frames_.size() == kMaxJsonDepth)
+          throw ModelError(place(), "values are nested more than " + std::to_string(kMaxJsonDepth) +
+                                        " deep here; a model needs far fewer levels");
+        frames_.push_back(Frame{event == Event::object_start, {}, {}});
+        break;
       case Event::key: {
         Frame& frame = frames_.back();
         frame.key = parsed.get<std::string>();
@@ -76,7 +83,7 @@ class DuplicateKeyCheck {
 
 Json parse_json(std::string_view text, const std::string& file) {
   try {
-    return Json::parse(text, DuplicateKeyCheck(file));
+    return Json::parse(text, ParseCheck(file));
   } catch (const nlohmann::json::exception& e) {
     // nlohmann's messages start with "[json.exception.parse_error.101] ".
     std::string why = e.what();

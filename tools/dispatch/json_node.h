@@ -17,6 +17,10 @@ namespace opendml::tool {
 // Keeps the file's order of members, so that the first problem in the file is the one reported.
 using Json = nlohmann::ordered_json;
 
+// The deepest nesting of arrays and objects a model file may have. DxDispatch's deepest value is a
+// tensor desc's Sizes, 7 levels down; nothing in the tool recurses deeper than this.
+inline constexpr size_t kMaxJsonDepth = 64;
+
 // Parses a whole model file. Invalid JSON and a key repeated within one object are ModelErrors:
 // nlohmann would silently keep the last of two equal keys.
 Json parse_json(std::string_view text, const std::string& file);
