@@ -12,13 +12,18 @@ namespace opendml::tool {
 
 // A problem with the model, its files, or a call the library refused. `place` says where in the
 // model it is, e.g. "dispatchables.join.desc.InputTensors[1].Sizes" or "commands[2]". Exit status 1.
+// why() is the whole message: what() is a C string, which would end at a NUL that a JSON string
+// (a key, a file name) may hold.
 class ModelError : public std::runtime_error {
  public:
-  ModelError(std::string place, const std::string& why) : std::runtime_error(why), place_(std::move(place)) {}
+  ModelError(std::string place, const std::string& why)
+      : std::runtime_error(why), place_(std::move(place)), why_(why) {}
   const std::string& place() const { return place_; }
+  const std::string& why() const { return why_; }
 
  private:
   std::string place_;
+  std::string why_;
 };
 
 // A problem with the command line; `place` is the option, e.g. "--feature-level". Exit status 2.

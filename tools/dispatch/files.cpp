@@ -20,6 +20,9 @@ std::string quoted(const std::filesystem::path& path) { return "'" + path.string
 }  // namespace
 
 FileFormat file_format(const std::filesystem::path& path, const std::string& place) {
+  // The system's file calls take C strings, which would end at the NUL and name another file.
+  if (path.native().find('\0') != std::string::npos)
+    throw ModelError(place, quoted(path) + " contains a NUL character, which no file name can hold");
   const std::string extension = path.extension().string();
   if (extension == ".npy") return FileFormat::kNpy;
   if (extension == ".bin" || extension == ".dat") return FileFormat::kRaw;

@@ -1,5 +1,6 @@
 // opendml-dispatch: runs a DxDispatch-style JSON model with opendml (tools/README.md).
 // Every failure ends in exactly one line on stderr, `opendml-dispatch: error: <place>: <why>`.
+#include <cstdio>
 #include <iostream>
 #include <new>
 #include <string>
@@ -14,11 +15,21 @@ namespace {
 using opendml::tool::ModelError;
 using opendml::tool::UsageError;
 
-// One line, whatever the message holds: a JSON key or a file name may contain a newline.
+// One line, whatever the message holds: a JSON key or a file name may contain a newline or a NUL,
+// which print escaped as in JSON (\n, \u0000) so that nothing is hidden or cut.
 int report(const std::string& place, const std::string& why, int status) {
-  std::string line = "opendml-dispatch: error: " + (place.empty() ? "" : place + ": ") + why;
-  for (char& c : line)
-    if (static_cast<unsigned char>(c) < 0x20) c = ' ';
+  std::string line = "opendml-dispatch: error: ";
+  for (const char c : (place.empty() ? "" : place + ": ") + why) {
+    if (c == '\n') {
+      line += "\\n";
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(c));
+      line += escaped;
+    } else {
+      line += c;
+    }
+  }
   std::cout.flush();
   std::cerr << line << std::endl;
   return status;
@@ -60,9 +71,9 @@ int main(int argc, char** argv) {
     std::cout.flush();
     return 0;
   } catch (const UsageError& e) {
-    return report(e.place(), e.what(), 2);
+    return report(e.place(), e.why(), 2);
   } catch (const ModelError& e) {
-    return report(e.place(), e.what(), 1);
+    return report(e.place(), e.why(), 1);
   } catch (const std::bad_alloc&) {
     return report("", "out of memory", 1);
   } catch (const std::exception& e) {
