@@ -1,6 +1,7 @@
 #include "cli.h"
 
 #include <charconv>
+#include <limits>
 #include <string_view>
 
 #include "core/feature_level.h"
@@ -19,6 +20,9 @@ Runs a DxDispatch-style JSON model (resources, dispatchables, commands) with ope
   -i, --dispatch_iterations N
                            run each dispatch N times and print its median time per
                            iteration, execute plus synchronize (default: once, untimed)
+      --max-memory BYTES   the most memory the tool takes for the model's values and, on
+                           the CPU, its buffers; a K, M or G suffix counts in KiB, MiB or
+                           GiB (default: MemAvailable of /proc/meminfo)
 
 Exit status: 0 on success, 1 when the model or a library call fails, 2 for a usage error.
 )";
@@ -38,6 +42,17 @@ uint32_t parse_iterations(std::string_view text, std::string_view option) {
   if (error != std::errc() || end != text.data() + text.size() || value == 0)
     throw UsageError(std::string(option), "'" + std::string(text) + "' is not a whole number from 1 to 4294967295");
   return value;
+}
+
+uint64_t parse_bytes(std::string_view text, std::string_view option) {
+  uint64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  const std::string_view suffix(end, text.data() + text.size());
+  const int shift = suffix == "" ? 0 : suffix == "K" ? 10 : suffix == "M" ? 20 : suffix == "G" ? 30 : -1;
+  if (error != std::errc() || shift < 0 || value > (std::numeric_limits<uint64_t>::max() >> shift))
+    throw UsageError(std::string(option), "'" + std::string(text) +
+                                              "' is not a byte count (a whole number, optionally followed by K, M or G)");
+  return value << shift;
 }
 
 DML_FEATURE_LEVEL parse_level(std::string_view text, std::string_view option) {
@@ -71,6 +86,8 @@ Options parse_command_line(int argc, const char* const* argv) {
       options.adapter = option_value(argc, argv, i, option, inline_value, has_inline);
     } else if (option == "--feature-level") {
       options.feature_level = parse_level(option_value(argc, argv, i, option, inline_value, has_inline), option);
+    } else if (option == "--max-memory") {
+      options.max_memory = parse_bytes(option_value(argc, argv, i, option, inline_value, has_inline), option);
     } else if (option == "-i" || option == "--dispatch_iterations") {
       options.iterations = parse_iterations(option_value(argc, argv, i, option, inline_value, has_inline), option);
     } else {

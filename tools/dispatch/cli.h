@@ -13,6 +13,7 @@ struct Options {
   std::optional<std::string> adapter;  // none: "cuda" when it opens, else "cpu"
   DML_FEATURE_LEVEL feature_level;
   std::optional<uint32_t> iterations;  // -i N: each dispatch runs N times and prints its timing
+  std::optional<uint64_t> max_memory;  // --max-memory; none: the machine's available memory
   std::string model;
   bool help = false;
 };

@@ -1,5 +1,7 @@
 #include "elements.h"
 
+#include <algorithm>
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -8,28 +10,6 @@
 
 namespace opendml::tool {
 namespace {
-
-// Rounds to the nearest FLOAT16, ties to even; nullopt when a finite value rounds to infinity.
-// Scaling by a power of two is exact in double, so nearbyint does the one and only rounding.
-std::optional<uint16_t> half_from_double(double value) {
-  const uint16_t sign = std::signbit(value) ? 0x8000 : 0;
-  if (std::isnan(value)) return static_cast<uint16_t>(sign | 0x7E00);
-  if (std::isinf(value)) return static_cast<uint16_t>(sign | 0x7C00);
-  const double magnitude = std::fabs(value);
-  if (magnitude < 0x1p-14) {  // subnormal: units of 2^-24; 1024 units is the smallest normal, 0x400
-    return static_cast<uint16_t>(sign | static_cast<uint16_t>(std::nearbyint(magnitude * 0x1p24)));
-  }
-  int exponent;
-  std::frexp(magnitude, &exponent);
-  --exponent;  // magnitude is in [2^exponent, 2^(exponent+1))
-  double mantissa = std::nearbyint(std::ldexp(magnitude, 10 - exponent));  // in [1024, 2048]
-  if (mantissa == 2048) {
-    mantissa = 1024;
-    ++exponent;
-  }
-  if (exponent > 15) return std::nullopt;
-  return static_cast<uint16_t>(sign | (exponent + 15) << 10 | (static_cast<uint16_t>(mantissa) - 1024));
-}
 
 std::string out_of_range(const Json& value, DML_TENSOR_DATA_TYPE type, const std::string& range) {
   return value.dump() + " is out of range for " + std::string(data_type_name(type)) + " (" + range + ")";
@@ -69,9 +49,9 @@ std::string encode_float(const Json& value, DML_TENSOR_DATA_TYPE type, std::byte
   if (std::string why = read_float(value, number); !why.empty()) return why;
   T element;
   if constexpr (std::is_same_v<T, Half>) {
-    const std::optional<uint16_t> bits = half_from_double(number);
-    if (!bits) return out_of_range(value, type, "at most 65504 in magnitude");
-    element.bits = *bits;
+    element.bits = half_from_double(number);
+    if (std::isfinite(number) && (element.bits & 0x7FFF) == 0x7C00)
+      return out_of_range(value, type, "at most 65504 in magnitude");
   } else {
     element = static_cast<T>(number);
     if (std::isfinite(number) && std::isinf(element)) {
@@ -134,6 +114,27 @@ void append_element(std::string& out, const std::byte* src) {
 }
 
 }  // namespace
+
+// On the bits, so that a sequence of 2^31 halves is generated at memory speed: the mantissa's 52
+// bits are cut to FLOAT16's 10 (fewer for subnormals), rounding once to nearest, ties to even; a
+// carry out of the mantissa moves to the next exponent, and past the largest finite half to inf.
+uint16_t half_from_double(double value) {
+  const uint64_t bits = std::bit_cast<uint64_t>(value);
+  const auto sign = static_cast<uint16_t>((bits >> 48) & 0x8000);
+  const uint64_t magnitude = bits & ~(uint64_t{1} << 63);
+  if (magnitude >= 0x7FF0000000000000) return sign | (magnitude > 0x7FF0000000000000 ? 0x7E00 : 0x7C00);
+  const int exponent = static_cast<int>(magnitude >> 52) - 1023;
+  if (exponent > 15) return sign | 0x7C00;
+  const uint64_t mantissa = (magnitude & ((uint64_t{1} << 52) - 1)) | (uint64_t{1} << 52);  // 53 bits
+  // Normal halves keep 10 fraction bits above the implicit one; subnormals count units of 2^-24.
+  const int shift = exponent >= -14 ? 42 : 28 - exponent;
+  if (shift > 54) return sign;  // below half the smallest subnormal
+  uint64_t half = mantissa >> shift;
+  if (exponent >= -14) half = (uint64_t(exponent + 15) << 10) | (half & 0x3FF);
+  const uint64_t rest = mantissa & ((uint64_t{1} << shift) - 1), halfway = uint64_t{1} << (shift - 1);
+  if (rest > halfway || (rest == halfway && (half & 1))) ++half;
+  return static_cast<uint16_t>(sign | std::min<uint64_t>(half, 0x7C00));
+}
 
 float half_to_float(uint16_t bits) {
   const bool negative = bits & 0x8000;

@@ -20,6 +20,8 @@ struct Half {
 };
 
 float half_to_float(uint16_t bits);  // exact
+// The nearest FLOAT16 (ties to even); a finite value beyond 65504 after rounding becomes infinity.
+uint16_t half_from_double(double value);
 
 // Calls f(std::type_identity<T>{}) where T is the C++ type of an element of `type`: float,
 // Half, double, or a fixed-width integer. Types without one (4-bit, unknown) are a bug here:

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 
 #include "elements.h"
 #include "errors.h"
@@ -41,22 +42,34 @@ Executor::Executor(const Model& model, const opendml::Device& device, DML_FEATUR
   for (const Resource& r : model.resources) {
     at_place("resources." + r.name, [&] {
       buffers_.push_back(allocate(device_, r.size_in_bytes));
-      // Zeros past the initial values, as DxDispatch pads.
-      std::vector<std::byte> contents(r.initial_bytes);
-      contents.resize(r.size_in_bytes);
-      device_.upload(buffers_.back()->data(), contents.data(), contents.size());
+      // Through a bounded staging buffer: the initial values, then zeros to the end, as DxDispatch pads.
+      const uint64_t initial_bytes = r.initial_count * element_bytes(r.type);
+      for_each_chunk(r.size_in_bytes, [&](uint64_t offset, std::span<std::byte> chunk) {
+        const uint64_t initial = offset < initial_bytes ? std::min<uint64_t>(chunk.size(), initial_bytes - offset) : 0;
+        r.fill(offset / element_bytes(r.type), chunk.first(initial));
+        std::fill(chunk.begin() + initial, chunk.end(), std::byte{0});
+        device_.upload(static_cast<std::byte*>(buffers_.back()->data()) + offset, chunk.data(), chunk.size());
+      });
     });
   }
 }
 
-odml_buffer_binding Executor::binding(const Region& region) const {
-  return {static_cast<std::byte*>(buffers_[region.resource]->data()) + region.offset, region.size};
+void Executor::for_each_chunk(uint64_t bytes, const std::function<void(uint64_t, std::span<std::byte>)>& f) {
+  if (staging_.empty()) staging_.resize(kStagingBytes);
+  for (uint64_t offset = 0; offset < bytes; offset += kStagingBytes)
+    f(offset, std::span(staging_).first(std::min<uint64_t>(kStagingBytes, bytes - offset)));
 }
 
-std::vector<std::byte> Executor::download(size_t resource) const {
-  std::vector<std::byte> bytes(model_.resources[resource].initial_bytes.size());
-  device_.download(bytes.data(), buffers_[resource]->data(), bytes.size());
-  return bytes;
+void Executor::download(size_t resource, const std::function<void(std::span<const std::byte>)>& f) {
+  const Resource& r = model_.resources[resource];
+  for_each_chunk(r.initial_count * element_bytes(r.type), [&](uint64_t offset, std::span<std::byte> chunk) {
+    device_.download(chunk.data(), static_cast<const std::byte*>(buffers_[resource]->data()) + offset, chunk.size());
+    f(chunk);
+  });
+}
+
+odml_buffer_binding Executor::binding(const Region& region) const {
+  return {static_cast<std::byte*>(buffers_[region.resource]->data()) + region.offset, region.size};
 }
 
 void Executor::dispatch(const Command& command, const DispatchCommand& dispatch, std::ostream& out) {
@@ -100,15 +113,25 @@ void Executor::run(std::ostream& out) {
     if (const auto* d = std::get_if<DispatchCommand>(&command.action)) {
       dispatch(command, *d, out);
     } else if (const auto* print = std::get_if<PrintCommand>(&command.action)) {
+      // Streamed a chunk at a time: a 1 GiB resource prints without a 3 GB string.
       const Resource& r = model_.resources[print->resource];
-      const std::vector<std::byte> bytes = at_place(command.place, [&] { return download(print->resource); });
-      out << "Resource '" << r.name << "': " << format_elements(r.type, bytes) << "\n";
+      out << "Resource '" << r.name << "': ";
+      bool first = true;
+      at_place(command.place, [&] {
+        download(print->resource, [&](std::span<const std::byte> chunk) {
+          out << (first ? "" : ", ") << format_elements(r.type, chunk);
+          first = false;
+        });
+      });
+      out << "\n";
     } else {
       const auto& write = std::get<WriteFileCommand>(command.action);
       const Resource& r = model_.resources[write.resource];
-      const std::vector<std::byte> bytes = at_place(command.place, [&] { return download(write.resource); });
-      write_file(write.target, write.format == FileFormat::kNpy ? make_npy(r.type, bytes) : bytes,
-                 command.place + ".targetPath");
+      const std::string place = command.place + ".targetPath";
+      OutputFile file(write.target, place);
+      if (write.format == FileFormat::kNpy) file.write(npy_header(r.type, r.initial_count));
+      at_place(command.place, [&] { download(write.resource, [&](std::span<const std::byte> c) { file.write(c); }); });
+      file.close();
     }
   }
 }

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -31,7 +33,10 @@ class Executor {
   };
 
   void dispatch(const Command& command, const DispatchCommand& dispatch, std::ostream& out);
-  std::vector<std::byte> download(size_t resource) const;  // its initial-value-sized prefix
+  // Calls f with each chunk of staging_, which holds `bytes` bytes in all, from offset 0.
+  void for_each_chunk(uint64_t bytes, const std::function<void(uint64_t offset, std::span<std::byte>)>& f);
+  // Calls f with the resource's initial-value-sized prefix, a chunk at a time.
+  void download(size_t resource, const std::function<void(std::span<const std::byte>)>& f);
   odml_buffer_binding binding(const Region& region) const;
 
   const Model& model_;
@@ -39,6 +44,9 @@ class Executor {
   std::optional<uint32_t> timed_iterations_;
   std::vector<Operator> operators_;                        // one per dispatchable
   std::vector<std::unique_ptr<opendml::Buffer>> buffers_;  // one per resource
+  // Uploads, prints and writes go through it, so that the tool's own memory stays bounded.
+  static constexpr size_t kStagingBytes = size_t{16} << 20;  // a multiple of every element size
+  std::vector<std::byte> staging_;
 };
 
 }  // namespace opendml::tool

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <utility>
 
 #include "errors.h"
 
@@ -48,12 +49,26 @@ std::vector<std::byte> read_file(const std::filesystem::path& path, uint64_t max
   return bytes;
 }
 
-void write_file(const std::filesystem::path& path, std::span<const std::byte> bytes, const std::string& place) {
-  File file(std::fopen(path.c_str(), "wb"));
-  if (!file) throw ModelError(place, "cannot write " + quoted(path) + ": " + std::strerror(errno));
-  const bool written = std::fwrite(bytes.data(), 1, bytes.size(), file.get()) == bytes.size();
-  if (!written || std::fclose(file.release()) != 0)
-    throw ModelError(place, "cannot write " + quoted(path) + ": " + std::strerror(errno));
+OutputFile::OutputFile(const std::filesystem::path& path, std::string place)
+    : path_(path), place_(std::move(place)), file_(std::fopen(path.c_str(), "wb")) {
+  if (!file_) fail();
+}
+
+OutputFile::~OutputFile() {
+  if (file_) std::fclose(file_);
+}
+
+void OutputFile::fail() const {
+  throw ModelError(place_, "cannot write " + quoted(path_) + ": " + std::strerror(errno));
+}
+
+void OutputFile::write(std::span<const std::byte> bytes) {
+  if (!bytes.empty() && std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size()) fail();
+}
+
+void OutputFile::close() {
+  std::FILE* file = std::exchange(file_, nullptr);
+  if (std::fclose(file) != 0) fail();
 }
 
 }  // namespace opendml::tool

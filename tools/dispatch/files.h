@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <span>
 #include <string>
@@ -20,6 +21,21 @@ FileFormat file_format(const std::filesystem::path& path, const std::string& pla
 
 // The whole file; a missing, unreadable or larger-than-max_bytes file is a ModelError at `place`.
 std::vector<std::byte> read_file(const std::filesystem::path& path, uint64_t max_bytes, const std::string& place);
-void write_file(const std::filesystem::path& path, std::span<const std::byte> bytes, const std::string& place);
+// A file written a piece at a time (writeFile streams a resource); failures are ModelErrors at `place`.
+class OutputFile {
+ public:
+  OutputFile(const std::filesystem::path& path, std::string place);
+  ~OutputFile();
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+  void write(std::span<const std::byte> bytes);
+  void close();  // reports a failure to flush; the destructor closes silently
+
+ private:
+  [[noreturn]] void fail() const;
+  std::filesystem::path path_;
+  std::string place_;
+  std::FILE* file_;
+};
 
 }  // namespace opendml::tool

@@ -63,8 +63,12 @@ int main(int argc, char** argv) {
       std::cout << opendml::tool::kUsage;
       return 0;
     }
-    const opendml::tool::Model model = opendml::tool::load_model(options.model);
+    // The device first, so that the memory budget knows whether its buffers take host memory;
+    // its line follows the model's checks, which print nothing but an error.
     const opendml::Device device = open_adapter(options.adapter);
+    opendml::tool::MemoryBudget budget(options.max_memory.value_or(opendml::tool::available_memory()),
+                                       device.name().starts_with("cpu"));
+    const opendml::tool::Model model = opendml::tool::load_model(options.model, budget);
     std::cout << "Running on '" << device.name() << "'\n";
     opendml::tool::Executor executor(model, device, options.feature_level, options.iterations);
     executor.run(std::cout);

@@ -6,7 +6,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <variant>
 #include <vector>
@@ -19,12 +21,36 @@ namespace opendml::tool {
 // Resources are capped so that a typo in a count fails with a message rather than exhausting memory.
 inline constexpr uint64_t kMaxResourceBytes = uint64_t{1} << 32;
 
+// Writes the initial values from element `first` on into `out` (a whole number of elements).
+using FillElements = std::function<void(uint64_t first, std::span<std::byte> out)>;
+
 struct Resource {
   std::string name;
-  DML_TENSOR_DATA_TYPE type;             // of the initial values: print, writeFile and element offsets use it
-  std::vector<std::byte> initial_bytes;  // print and writeFile show as many
-  uint64_t size_in_bytes;                // of the device buffer: the initial bytes or sizeInBytes, rounded up to 4
+  DML_TENSOR_DATA_TYPE type;  // of the initial values: print, writeFile and element offsets use it
+  uint64_t initial_count;     // elements of initial values: print and writeFile show as many
+  uint64_t size_in_bytes;     // of the device buffer: the initial bytes or sizeInBytes, rounded up to 4
+  // An array's or a file's bytes are held once; a constant or a sequence is generated as it is
+  // uploaded, so that the tool never holds a second copy of a large resource.
+  FillElements fill;
 };
+
+// The memory the tool may use (--max-memory): every resource's held bytes, and its device buffer
+// where the device's memory is the host's, are taken from it before they are allocated, so that
+// a model too large for the machine fails with a message naming the resource, not the OOM killer.
+class MemoryBudget {
+ public:
+  MemoryBudget(uint64_t limit, bool device_in_host_memory) : limit_(limit), device_in_host_(device_in_host_memory) {}
+  // Takes `bytes` held by the tool (or, with `device`, a device buffer) for `what` at `place`.
+  void take(uint64_t bytes, bool device, const std::string& place, const std::string& what);
+  uint64_t limit() const { return limit_; }
+
+ private:
+  uint64_t limit_, used_ = 0;
+  bool device_in_host_;
+};
+
+// The default budget: MemAvailable in /proc/meminfo, or no limit where that cannot be read.
+uint64_t available_memory();
 
 // A tensor field of an operator desc, which a dispatch binds by name ("InputTensors").
 struct BindPoint {
@@ -76,11 +102,12 @@ struct Model {
 };
 
 // Reads, parses and checks a model; throws ModelError at the first problem.
-Model load_model(const std::filesystem::path& path);
+Model load_model(const std::filesystem::path& path, MemoryBudget& budget);
 
 // The parts, each from its member of the model (resources.cpp, dispatchables.cpp, commands.cpp).
 class Node;
-Resource load_resource(const std::string& name, const Node& node, const std::filesystem::path& model_folder);
+Resource load_resource(const std::string& name, const Node& node, const std::filesystem::path& model_folder,
+                       MemoryBudget& budget);
 Dispatchable load_dispatchable(const std::string& name, const Node& node);
 Command load_command(const Node& node, const Model& model);
 
