@@ -6,6 +6,7 @@
 #include <memory>
 #include <utility>
 
+#include "budget.h"
 #include "errors.h"
 
 namespace opendml::tool {
@@ -30,7 +31,8 @@ FileFormat file_format(const std::filesystem::path& path, const std::string& pla
   throw ModelError(place, quoted(path) + " is neither .npy nor raw .bin/.dat; those are the file formats supported");
 }
 
-std::vector<std::byte> read_file(const std::filesystem::path& path, uint64_t max_bytes, const std::string& place) {
+std::vector<std::byte> read_file(const std::filesystem::path& path, uint64_t max_bytes, const std::string& place,
+                                 MemoryBudget& budget, const std::string& what) {
   std::error_code error;
   const auto status = std::filesystem::status(path, error);
   if (error) throw ModelError(place, "cannot read " + quoted(path) + ": " + error.message());
@@ -40,6 +42,7 @@ std::vector<std::byte> read_file(const std::filesystem::path& path, uint64_t max
   if (size > max_bytes)
     throw ModelError(
         place, quoted(path) + " is " + std::to_string(size) + " bytes; the limit is " + std::to_string(max_bytes));
+  budget.take(size, false, place, what);
 
   File file(std::fopen(path.c_str(), "rb"));
   if (!file) throw ModelError(place, "cannot open " + quoted(path) + ": " + std::strerror(errno));

@@ -11,6 +11,8 @@
 
 namespace opendml::tool {
 
+class MemoryBudget;
+
 enum class FileFormat {
   kNpy,  // NumPy's format, which carries its data type and shape
   kRaw,  // .bin or .dat: the bytes alone
@@ -19,8 +21,10 @@ enum class FileFormat {
 // The format a path's extension names; any other extension is a ModelError at `place`.
 FileFormat file_format(const std::filesystem::path& path, const std::string& place);
 
-// The whole file; a missing, unreadable or larger-than-max_bytes file is a ModelError at `place`.
-std::vector<std::byte> read_file(const std::filesystem::path& path, uint64_t max_bytes, const std::string& place);
+// The whole file, its size taken from `budget` for `what` first; a missing, unreadable or
+// larger-than-max_bytes file is a ModelError at `place`.
+std::vector<std::byte> read_file(const std::filesystem::path& path, uint64_t max_bytes, const std::string& place,
+                                 MemoryBudget& budget, const std::string& what);
 // A file written a piece at a time (writeFile streams a resource); failures are ModelErrors at `place`.
 class OutputFile {
  public:

@@ -10,9 +10,11 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
+#include "budget.h"
 #include "files.h"
 #include "opendml/opendml.hpp"
 
@@ -34,23 +36,6 @@ struct Resource {
   FillElements fill;
 };
 
-// The memory the tool may use (--max-memory): every resource's held bytes, and its device buffer
-// where the device's memory is the host's, are taken from it before they are allocated, so that
-// a model too large for the machine fails with a message naming the resource, not the OOM killer.
-class MemoryBudget {
- public:
-  MemoryBudget(uint64_t limit, bool device_in_host_memory) : limit_(limit), device_in_host_(device_in_host_memory) {}
-  // Takes `bytes` held by the tool (or, with `device`, a device buffer) for `what` at `place`.
-  void take(uint64_t bytes, bool device, const std::string& place, const std::string& what);
-  uint64_t limit() const { return limit_; }
-
- private:
-  uint64_t limit_, used_ = 0;
-  bool device_in_host_;
-};
-
-// The default budget: MemAvailable in /proc/meminfo, or no limit where that cannot be read.
-uint64_t available_memory();
 
 // A tensor field of an operator desc, which a dispatch binds by name ("InputTensors").
 struct BindPoint {
@@ -103,6 +88,9 @@ struct Model {
 
 // Reads, parses and checks a model; throws ModelError at the first problem.
 Model load_model(const std::filesystem::path& path, MemoryBudget& budget);
+// The same for a model's text; `file` names it in messages, and sourcePaths are relative to `folder`.
+Model load_model_text(std::string_view text, const std::string& file, const std::filesystem::path& folder,
+                      MemoryBudget& budget);
 
 // The parts, each from its member of the model (resources.cpp, dispatchables.cpp, commands.cpp).
 class Node;

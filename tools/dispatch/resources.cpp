@@ -166,10 +166,8 @@ InitialValues from_file(const Node& values, const std::optional<DML_TENSOR_DATA_
   const Node source = values.at("sourcePath");
   const std::filesystem::path path = (folder / source.string()).lexically_normal();
   const FileFormat format = file_format(path, source.place());
-  std::error_code error;  // read_file reports a missing file
-  if (const uint64_t size = std::filesystem::file_size(path, error); !error)
-    budget.take(std::min(size, kMaxResourceBytes), false, source.place(), "reading '" + path.string() + "'");
-  std::vector<std::byte> bytes = read_file(path, kMaxResourceBytes, source.place());
+  std::vector<std::byte> bytes =
+      read_file(path, kMaxResourceBytes, source.place(), budget, "reading '" + path.string() + "'");
   if (format == FileFormat::kNpy) {
     NpyArray array = parse_npy(bytes, path.string(), source.place());
     if (type && *type != array.type)
