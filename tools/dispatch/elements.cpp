@@ -4,6 +4,7 @@
 #include <bit>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <optional>
@@ -15,15 +16,19 @@ std::string out_of_range(const Json& value, DML_TENSOR_DATA_TYPE type, const std
   return value.dump() + " is out of range for " + std::string(data_type_name(type)) + " (" + range + ")";
 }
 
+// nan, inf, -inf; otherwise six significant digits as DxDispatch prints (iostream's default, %g),
+// or with `exact` the shortest form that reads back to the same value.
 template <class T>
-void append_float(std::string& out, T value) {
+void append_float(std::string& out, T value, bool exact = true) {
+  char text[64];
   if (std::isnan(value)) {
     out += "nan";
   } else if (std::isinf(value)) {
     out += value < 0 ? "-inf" : "inf";
+  } else if (exact) {
+    out.append(text, std::to_chars(text, text + sizeof text, value).ptr);
   } else {
-    char text[64];
-    out.append(text, std::to_chars(text, text + sizeof text, value).ptr);  // shortest round-trip form
+    out.append(text, std::to_chars(text, text + sizeof text, value, std::chars_format::general, 6).ptr);
   }
 }
 
@@ -100,13 +105,13 @@ std::string encode_integer(const Json& value, DML_TENSOR_DATA_TYPE type, std::by
 }
 
 template <class T>
-void append_element(std::string& out, const std::byte* src) {
+void append_element(std::string& out, const std::byte* src, bool exact) {
   T element;
   std::memcpy(&element, src, sizeof(T));
   if constexpr (std::is_same_v<T, Half>) {
-    append_float(out, half_to_float(element.bits));
+    append_float(out, half_to_float(element.bits), exact);
   } else if constexpr (std::is_floating_point_v<T>) {
-    append_float(out, element);
+    append_float(out, element, exact);
   } else {
     char text[32];
     out.append(text, std::to_chars(text, text + sizeof text, element).ptr);
@@ -166,12 +171,28 @@ std::string encode_element(const Json& value, DML_TENSOR_DATA_TYPE type, std::by
   });
 }
 
-std::string format_elements(DML_TENSOR_DATA_TYPE type, std::span<const std::byte> elements) {
+std::string format_elements(DML_TENSOR_DATA_TYPE type, std::span<const std::byte> elements,
+                            const ElementFormat& format) {
   std::string out;
   visit_element_type(type, [&]<class T>(std::type_identity<T>) {
-    for (size_t offset = 0; offset + sizeof(T) <= elements.size(); offset += sizeof(T)) {
-      if (offset > 0) out += ", ";
-      append_element<T>(out, elements.data() + offset);
+    uint64_t index = format.first_index;
+    for (size_t offset = 0; offset + sizeof(T) <= elements.size(); offset += sizeof(T), ++index) {
+      if (!format.verbose) {
+        if (index > 0) out += ", ";
+        append_element<T>(out, elements.data() + offset, format.exact);
+        continue;
+      }
+      // DxDispatch's verbose line: "[index] value (0xBITS)", the index right-aligned to the width of
+      // the largest, the bits in upper-case hex right-aligned to two characters per byte.
+      const std::string number = std::to_string(index);
+      const size_t width = std::to_string(format.count).size();
+      out += "[" + std::string(width > number.size() ? width - number.size() : 0, ' ') + number + "] ";
+      append_element<T>(out, elements.data() + offset, format.exact);
+      uint64_t bits = 0;
+      std::memcpy(&bits, elements.data() + offset, sizeof(T));
+      char hex[24];
+      std::snprintf(hex, sizeof hex, " (0x%*llX)\n", static_cast<int>(2 * sizeof(T)), static_cast<unsigned long long>(bits));
+      out += hex;
     }
   });
   return out;

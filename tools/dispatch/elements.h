@@ -53,9 +53,18 @@ uint32_t element_bytes(DML_TENSOR_DATA_TYPE type);
 // of the type's range), or an empty string on success.
 std::string encode_element(const Json& value, DML_TENSOR_DATA_TYPE type, std::byte* dst);
 
-// "v0, v1, ...": integers in decimal; floats without decimals when whole (1, 2, 3), otherwise in
-// the shortest form that reads back to the same value (3.5, -5.2), and nan, inf, -inf. FLOAT16
-// is converted exactly to float first.
-std::string format_elements(DML_TENSOR_DATA_TYPE type, std::span<const std::byte> elements);
+// How print writes elements. Integers print in decimal; floats with six significant digits as
+// DxDispatch prints them, or `exact`ly in the shortest form that reads back to the same value
+// (3.5, -5.2, 0.099975586), and nan, inf, -inf. FLOAT16 is converted exactly to float first.
+struct ElementFormat {
+  bool exact = false;
+  bool verbose = false;      // DxDispatch's "[index] value (0xBITS)" lines instead of "v0, v1, ..."
+  uint64_t first_index = 0;  // of the first element given: chunks of one resource follow each other
+  uint64_t count = 0;        // elements in the whole resource: the width of a verbose index
+};
+
+// The elements' text: "v0, v1, ..." (", " first when first_index > 0), or one verbose line each.
+std::string format_elements(DML_TENSOR_DATA_TYPE type, std::span<const std::byte> elements,
+                            const ElementFormat& format);
 
 }  // namespace opendml::tool

@@ -52,8 +52,11 @@ std::vector<std::byte> read_file(const std::filesystem::path& path, uint64_t max
   return bytes;
 }
 
-OutputFile::OutputFile(const std::filesystem::path& path, std::string place)
-    : path_(path), place_(std::move(place)), file_(std::fopen(path.c_str(), "wb")) {
+OutputFile::OutputFile(const std::filesystem::path& path, std::string place) : path_(path), place_(std::move(place)) {
+  // As DxDispatch does, the folders on the way are made; where that fails, fopen says why.
+  std::error_code ignored;
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ignored);
+  file_ = std::fopen(path.c_str(), "wb");
   if (!file_) fail();
 }
 

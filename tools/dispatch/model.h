@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -16,6 +17,7 @@
 
 #include "budget.h"
 #include "files.h"
+#include "json_node.h"
 #include "opendml/opendml.hpp"
 
 namespace opendml::tool {
@@ -37,6 +39,13 @@ struct Resource {
 };
 
 
+// A byte range of a resource's device buffer.
+struct Region {
+  size_t resource;
+  uint64_t offset;
+  uint64_t size;
+};
+
 // A tensor field of an operator desc, which a dispatch binds by name ("InputTensors").
 struct BindPoint {
   std::string name;
@@ -44,6 +53,7 @@ struct BindPoint {
   bool array;      // a DML_TENSOR_DESC array: bound to an array of resources
   uint32_t first;  // its tensors' first position among the operator's inputs or outputs
   uint32_t count;
+  bool bound_at_initialize = false;  // by the dispatchable's "bindings" (OWNED_BY_DML inputs)
 };
 
 struct Dispatchable {
@@ -52,13 +62,9 @@ struct Dispatchable {
   std::unique_ptr<opendml::OperatorDesc> desc;
   std::vector<BindPoint> bind_points;
   std::vector<bool> owned_inputs;  // inputs flagged OWNED_BY_DML, in binding order
-};
-
-// A byte range of a resource's device buffer.
-struct Region {
-  size_t resource;
-  uint64_t offset;
-  uint64_t size;
+  // Per input: the region the dispatchable's "bindings" give it for initialize (DxDispatch's way to
+  // bind OWNED_BY_DML inputs); where none, the first dispatch's binding serves.
+  std::vector<std::optional<Region>> initialize_inputs;
 };
 
 struct DispatchCommand {
@@ -68,15 +74,18 @@ struct DispatchCommand {
 };
 struct PrintCommand {
   size_t resource;
+  bool verbose;  // one line per element: index, value and bits in hex
 };
 struct WriteFileCommand {
   size_t resource;
   std::filesystem::path target;  // relative to the working directory
   FileFormat format;
+  std::vector<uint64_t> shape;  // of a .npy file: "dimensions", or the initial values' count
 };
 
 struct Command {
   std::string place;  // "commands[2]"
+  std::string json;   // the command as written, compact: --print_commands shows it
   std::variant<DispatchCommand, PrintCommand, WriteFileCommand> action;
 };
 
@@ -86,17 +95,25 @@ struct Model {
   std::vector<Command> commands;
 };
 
+// What loading a model needs besides its text: the options that say how to read it.
+struct LoadContext {
+  MemoryBudget budget;
+  KeyPolicy keys;
+  std::filesystem::path input_folder;  // sourcePaths start here; empty: the model's folder
+};
+
 // Reads, parses and checks a model; throws ModelError at the first problem.
-Model load_model(const std::filesystem::path& path, MemoryBudget& budget);
+Model load_model(const std::filesystem::path& path, LoadContext& context);
 // The same for a model's text; `file` names it in messages, and sourcePaths are relative to `folder`.
 Model load_model_text(std::string_view text, const std::string& file, const std::filesystem::path& folder,
-                      MemoryBudget& budget);
+                      LoadContext& context);
 
 // The parts, each from its member of the model (resources.cpp, dispatchables.cpp, commands.cpp).
-class Node;
 Resource load_resource(const std::string& name, const Node& node, const std::filesystem::path& model_folder,
-                       MemoryBudget& budget);
-Dispatchable load_dispatchable(const std::string& name, const Node& node);
+                       LoadContext& context);
+Dispatchable load_dispatchable(const std::string& name, const Node& node, const Model& model);
+// The dispatchable's "bindings": OWNED_BY_DML inputs bound at initialize.
+void load_initialize_bindings(const Node& bindings, Dispatchable& dispatchable, const Model& model);
 Command load_command(const Node& node, const Model& model);
 
 }  // namespace opendml::tool

@@ -193,10 +193,10 @@ NpyArray parse_npy(std::span<const std::byte> bytes, const std::string& file_nam
   return {type, std::vector<std::byte>(data, data + data_bytes)};
 }
 
-std::vector<std::byte> npy_header(DML_TENSOR_DATA_TYPE type, uint64_t count) {
+std::vector<std::byte> npy_header(DML_TENSOR_DATA_TYPE type, std::span<const uint64_t> shape) {
   const char order = element_bytes(type) == 1 ? '|' : '<';
-  std::string header = std::string("{'descr': '") + order + dtype_code(type) + "', 'fortran_order': False, 'shape': (" +
-                       std::to_string(count) + ",), }";
+  std::string header = std::string("{'descr': '") + order + dtype_code(type) + "', 'fortran_order': False, 'shape': " +
+                       shape_text({shape.begin(), shape.end()}) + ", }";
   // NumPy pads the header with spaces so that the data starts at a multiple of 64, then a newline.
   header.append(63 - (10 + header.size()) % 64, ' ');
   header += '\n';
@@ -211,7 +211,8 @@ std::vector<std::byte> npy_header(DML_TENSOR_DATA_TYPE type, uint64_t count) {
 }
 
 std::vector<std::byte> make_npy(DML_TENSOR_DATA_TYPE type, std::span<const std::byte> data) {
-  std::vector<std::byte> file = npy_header(type, data.size() / element_bytes(type));
+  const uint64_t count = data.size() / element_bytes(type);
+  std::vector<std::byte> file = npy_header(type, std::span(&count, 1));
   // insert, not memcpy: an empty span may hold a null pointer, which memcpy must not get even for 0 bytes.
   file.insert(file.end(), data.begin(), data.end());
   return file;

@@ -208,7 +208,8 @@ InitialValues load_initial_values(const Node& values, const std::optional<Node>&
 }  // namespace
 
 Resource load_resource(const std::string& name, const Node& node, const std::filesystem::path& model_folder,
-                       MemoryBudget& budget) {
+                       LoadContext& context) {
+  MemoryBudget& budget = context.budget;
   node.expect_object({"initialValuesDataType", "initialValues", "sizeInBytes"});
   try {
     InitialValues values =

@@ -27,7 +27,9 @@ MODELS = os.path.join(os.path.dirname(os.path.dirname(HERE)), "models")
 BAD = os.path.join(HERE, "bad")
 TIMEOUT_S = 60
 RUNNING_ON = re.compile(r"^Running on '.+'$")
-TIMING = re.compile(r"^Dispatch '([^']+)': (\d+) iterations, \d+\.\d{4} ms median \(CPU\)$")
+# DxDispatch's timing line, which every dispatch prints (with a GPU column on CUDA).
+TIMING = re.compile(r"^Dispatch '([^']+)': (\d+) iterations, \d+\.\d{4} ms median \(CPU\)"
+                    r"(, \d+\.\d{6} ms median \(GPU\))?$")
 ERROR_PREFIX = "opendml-dispatch: error: "
 
 
@@ -68,17 +70,24 @@ def compare(actual, expected, result):
         expect(matches, f"printed   {got!r}\nexpected  {want!r}", result)
 
 
-def expected_lines(model):
+def expected_lines(model, extension=".txt"):
+    """The lines FOLDER/expected/NAME.txt lists (NAME.stderr: the warnings; none when it is absent)."""
     folder, name = os.path.split(model)
-    with open(os.path.join(folder, "expected", os.path.splitext(name)[0] + ".txt")) as f:
+    path = os.path.join(folder, "expected", os.path.splitext(name)[0] + extension)
+    if extension != ".txt" and not os.path.exists(path):
+        return []
+    with open(path) as f:
         return f.read().splitlines()
 
 
 def check_model(tool, model, adapter="cpu"):
+    """The model's output, less its timing lines, is FOLDER/expected/NAME.txt; NAME.args, when there,
+    holds more arguments (one a line)."""
     with tempfile.TemporaryDirectory() as cwd:
-        result = run(tool, ["--adapter", adapter, model], cwd)
-    expect(result.returncode == 0 and result.stderr == "", "the model did not run cleanly", result)
-    compare(printed_lines(result), expected_lines(model), result)
+        result = run(tool, ["--adapter", adapter] + expected_lines(model, ".args") + [model], cwd)
+    expect(result.returncode == 0, "the model did not run cleanly", result)
+    compare(result.stderr.splitlines(), expected_lines(model, ".stderr"), result)
+    compare([line for line in printed_lines(result) if not TIMING.match(line)], expected_lines(model), result)
 
 
 # Models too large to commit, written by a case's "generate": the reproducers of issue 9's stack
@@ -106,7 +115,7 @@ def check_bad(tool, case):
     expect(lines[0].startswith(ERROR_PREFIX), f"stderr does not start with {ERROR_PREFIX!r}", result)
     expect(case["error"] in lines[0], f"stderr does not contain {case['error']!r}", result)
     if result.stdout:
-        compare(printed_lines(result), case.get("printed", []), result)
+        compare([line for line in printed_lines(result) if not TIMING.match(line)], case.get("printed", []), result)
 
 
 def check_timing(tool, model):
