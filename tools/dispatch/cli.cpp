@@ -37,6 +37,9 @@ DxDispatch's where they mean something on Linux; a value follows its option (-i 
   -v, --timing_verbosity V   0: the median line; 1: cold and hot statistics; 2: every sample
       --exact-floats         print floats in the shortest form that reads back exactly
                              (default: six significant digits, as DxDispatch prints)
+      --ieee-values          make FLOAT16 values and sequences exactly: each element rounded
+                             once to the nearest, range-checked (default: as DxDispatch makes
+                             them, FLOAT16 truncated, sequences accumulated in the element type)
       --strict               reject a model with a key the tool does not know (default: warn
                              about each on stderr and run it, as DxDispatch ignores them)
       --max-memory BYTES     the most memory the tool takes for the model's values and, on
@@ -140,6 +143,8 @@ Options parse_command_line(int argc, const char* const* argv) {
       options.run.print_commands = true;
     } else if (option == "--exact-floats") {
       options.run.exact_floats = true;
+    } else if (option == "--ieee-values") {
+      options.ieee_values = true;
     } else if (option == "--strict") {
       options.strict = true;
     } else if (option == "--model") {

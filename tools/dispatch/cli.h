@@ -16,6 +16,7 @@ struct Options {
   RunOptions run;                      // feature level, timing, printing, output folder
   std::optional<uint64_t> max_memory;  // --max-memory; none: the machine's available memory
   bool strict = false;                 // --strict: unknown keys are errors, not warnings
+  bool ieee_values = false;            // --ieee-values: FLOAT16 and sequences rounded once, exactly
   std::filesystem::path input_folder;  // --input_path: sourcePaths (and a model not found) start here
   std::string model;
   bool help = false;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -38,8 +39,9 @@ std::string read_float(const Json& value, double& result) {
     result = value.get<double>();
     return {};
   }
-  if (value.is_string()) {
-    const std::string text = value.get<std::string>();
+  if (value.is_string()) {  // in any case, as DxDispatch compares them
+    std::string text = value.get<std::string>();
+    std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
     if (text == "nan") result = std::numeric_limits<double>::quiet_NaN();
     if (text == "inf" || text == "-inf") result = text == "inf" ? INFINITY : -INFINITY;
     if (text == "nan" || text == "inf" || text == "-inf") return {};
@@ -49,12 +51,13 @@ std::string read_float(const Json& value, double& result) {
 }
 
 template <class T>
-std::string encode_float(const Json& value, DML_TENSOR_DATA_TYPE type, std::byte* dst) {
+std::string encode_float(const Json& value, DML_TENSOR_DATA_TYPE type, std::byte* dst, Rounding rounding) {
   double number;
   if (std::string why = read_float(value, number); !why.empty()) return why;
   T element;
   if constexpr (std::is_same_v<T, Half>) {
-    element.bits = half_from_double(number);
+    element.bits = rounding == Rounding::kIeee ? half_from_double(number)
+                                               : half_from_float_truncating(static_cast<float>(number));
     if (std::isfinite(number) && (element.bits & 0x7FFF) == 0x7C00)
       return out_of_range(value, type, "at most 65504 in magnitude");
   } else {
@@ -141,6 +144,20 @@ uint16_t half_from_double(double value) {
   return static_cast<uint16_t>(sign | std::min<uint64_t>(half, 0x7C00));
 }
 
+// half.hpp's float-to-half conversion as DxDispatch builds it (HALF_ROUND_STYLE -1): the bits
+// past FLOAT16's precision are cut off, rounding toward zero, but a magnitude of 2^16 or more
+// becomes infinity; a NaN keeps the top 10 bits of its payload.
+uint16_t half_from_float_truncating(float value) {
+  const uint32_t bits = std::bit_cast<uint32_t>(value);
+  const auto sign = static_cast<uint16_t>((bits >> 16) & 0x8000);
+  const uint32_t exponent = (bits >> 23) & 0xFF, mantissa = bits & 0x7FFFFF;
+  if (exponent == 0xFF) return sign | 0x7C00 | static_cast<uint16_t>(mantissa >> 13);
+  if (exponent > 142) return sign | 0x7C00;                                              // 2^16 and above
+  if (exponent >= 113) return sign | static_cast<uint16_t>((exponent - 112) << 10 | mantissa >> 13);  // normal
+  if (exponent >= 103) return sign | static_cast<uint16_t>((mantissa | 0x800000) >> (126 - exponent));  // subnormal
+  return sign;
+}
+
 float half_to_float(uint16_t bits) {
   const bool negative = bits & 0x8000;
   const int exponent = (bits >> 10) & 0x1F;
@@ -162,10 +179,10 @@ bool is_element_type(DML_TENSOR_DATA_TYPE type) {
 
 uint32_t element_bytes(DML_TENSOR_DATA_TYPE type) { return data_type_info(type)->bits / 8; }
 
-std::string encode_element(const Json& value, DML_TENSOR_DATA_TYPE type, std::byte* dst) {
+std::string encode_element(const Json& value, DML_TENSOR_DATA_TYPE type, std::byte* dst, Rounding rounding) {
   return visit_element_type(type, [&]<class T>(std::type_identity<T>) {
     if constexpr (std::is_same_v<T, Half> || std::is_floating_point_v<T>)
-      return encode_float<T>(value, type, dst);
+      return encode_float<T>(value, type, dst, rounding);
     else
       return encode_integer<T>(value, type, dst);
   });

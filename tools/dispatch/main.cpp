@@ -76,7 +76,9 @@ int main(int argc, char** argv) {
     opendml::tool::LoadContext context{{options.max_memory.value_or(opendml::tool::available_memory()),
                                         device.name().starts_with("cpu")},
                                        {options.strict, &std::cerr},
-                                       options.input_folder};
+                                       options.input_folder,
+                                       options.ieee_values ? opendml::tool::Rounding::kIeee
+                                                           : opendml::tool::Rounding::kDxDispatch};
     const opendml::tool::Model model = opendml::tool::load_model(model_path, context);
     std::cout << "Running on '" << device.name() << "'\n";
     opendml::tool::Executor executor(model, device, options.run);

@@ -17,6 +17,7 @@
 
 #include "budget.h"
 #include "files.h"
+#include "elements.h"
 #include "json_node.h"
 #include "opendml/opendml.hpp"
 
@@ -31,7 +32,8 @@ using FillElements = std::function<void(uint64_t first, std::span<std::byte> out
 struct Resource {
   std::string name;
   DML_TENSOR_DATA_TYPE type;  // of the initial values: print, writeFile and element offsets use it
-  uint64_t initial_count;     // elements of initial values: print and writeFile show as many
+  uint64_t initial_count;     // elements of initial values: print and writeFile show as many, from byte 0
+  uint64_t initial_offset;    // where the initial values start in the buffer (initialValuesOffsetInBytes)
   uint64_t size_in_bytes;     // of the device buffer: the initial bytes or sizeInBytes, rounded up to 4
   // An array's or a file's bytes are held once; a constant or a sequence is generated as it is
   // uploaded, so that the tool never holds a second copy of a large resource.
@@ -100,6 +102,7 @@ struct LoadContext {
   MemoryBudget budget;
   KeyPolicy keys;
   std::filesystem::path input_folder;  // sourcePaths start here; empty: the model's folder
+  Rounding rounding = Rounding::kDxDispatch;  // of FLOAT16 values and sequences (--ieee-values)
 };
 
 // Reads, parses and checks a model; throws ModelError at the first problem.

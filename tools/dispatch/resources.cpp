@@ -39,9 +39,16 @@ uint64_t checked_bytes(uint64_t count, DML_TENSOR_DATA_TYPE type, const Node& pl
   return count * element_bytes(type);
 }
 
-void encode(const Json& value, DML_TENSOR_DATA_TYPE type, std::byte* dst, const Node& place,
+// What reading initial values needs from the model's context.
+struct Reader {
+  MemoryBudget& budget;
+  Rounding rounding;
+  std::filesystem::path folder;  // of sourcePaths
+};
+
+void encode(const Json& value, DML_TENSOR_DATA_TYPE type, std::byte* dst, const Node& place, Rounding rounding,
             const std::string& what = "") {
-  if (std::string why = encode_element(value, type, dst); !why.empty()) place.fail(what + why);
+  if (std::string why = encode_element(value, type, dst, rounding); !why.empty()) place.fail(what + why);
 }
 
 // Values held by the tool (an array, a file): taken from the budget, then copied out as uploaded.
@@ -58,12 +65,33 @@ std::vector<std::byte> allocate_held(uint64_t bytes, MemoryBudget& budget, const
   return std::vector<std::byte>(bytes);
 }
 
-InitialValues from_array(const Node& values, DML_TENSOR_DATA_TYPE type, MemoryBudget& budget) {
+InitialValues from_array(const Node& values, DML_TENSOR_DATA_TYPE type, const Reader& reader) {
   const std::vector<Node> elements = values.elements();
-  std::vector<std::byte> bytes = allocate_held(checked_bytes(elements.size(), type, values), budget, values);
+  std::vector<std::byte> bytes = allocate_held(checked_bytes(elements.size(), type, values), reader.budget, values);
   for (size_t i = 0; i < elements.size(); ++i)
-    encode(elements[i].json(), type, bytes.data() + i * element_bytes(type), elements[i]);
+    encode(elements[i].json(), type, bytes.data() + i * element_bytes(type), elements[i], reader.rounding);
   return held(type, std::move(bytes));
+}
+
+// DxDispatch's list without initialValuesDataType: [{"type": "UINT32", "value": 42}, ...], each
+// element in its own type, packed. The resource's elements are then its bytes (UINT8), which is
+// how print shows them and bindings count them. DxDispatch has no FLOAT16 here; opendml allows it.
+InitialValues from_mixed_list(const Node& values, const Reader& reader) {
+  if (!values.json().empty() && !values.json()[0].is_object())
+    values.fail("initialValuesDataType is required for an array of values (without it, each element is an object "
+                "{\"type\", \"value\"}: DxDispatch's mixed list)");
+  std::vector<std::byte> bytes;
+  for (const Node& element : values.elements()) {
+    element.expect_object({"type", "value"});
+    const DML_TENSOR_DATA_TYPE type = read_data_type(element.at("type"));
+    if (!is_element_type(type)) element.at("type").fail(std::string(data_type_name(type)) + " is not supported here");
+    std::array<std::byte, 8> scratch;
+    encode(element.at("value").json(), type, scratch.data(), element.at("value"), reader.rounding);
+    bytes.insert(bytes.end(), scratch.begin(), scratch.begin() + element_bytes(type));
+  }
+  checked_bytes(bytes.size(), DML_TENSOR_DATA_TYPE_UINT8, values);
+  reader.budget.take(bytes.size(), false, values.place(), "holding the initial values");
+  return held(DML_TENSOR_DATA_TYPE_UINT8, std::move(bytes));
 }
 
 // Repeats one element's bytes over `out` by doubling what is written, at memory speed.
@@ -74,22 +102,22 @@ void repeat_element(const std::byte* element, size_t size, std::span<std::byte> 
     std::memcpy(out.data() + done, out.data(), std::min(done, out.size() - done));
 }
 
-InitialValues from_constant(const Node& values, DML_TENSOR_DATA_TYPE type) {
+InitialValues from_constant(const Node& values, DML_TENSOR_DATA_TYPE type, Rounding rounding) {
   values.expect_object({"valueCount", "value"});
   const uint64_t count = values.at("valueCount").uint64();
   checked_bytes(count, type, values.at("valueCount"));
   std::array<std::byte, 8> element{};
-  encode(values.at("value").json(), type, element.data(), values.at("value"));
+  encode(values.at("value").json(), type, element.data(), values.at("value"), rounding);
   return {type, count, [element, size = element_bytes(type)](uint64_t, std::span<std::byte> out) {
             repeat_element(element.data(), size, out);
           }};
 }
 
-// Element i of a sequence is valueStart + i * valueDelta, rounded once to the type: computed in
-// 64-bit integers when both are whole numbers (exact for every integer type), otherwise in double.
-// The sequence is monotonic, so its first and last elements (and the second, which is the first
-// to show a fractional delta) are the ones that can be out of the type's range or not whole.
-struct Sequence {
+// Element i of a sequence is valueStart + i * valueDelta, rounded once to the type (--ieee-values):
+// computed in 64-bit integers when both are whole numbers (exact for every integer type), otherwise
+// in double. The sequence is monotonic, so its first and last elements (and the second, which is
+// the first to show a fractional delta) are the ones that can be out of the type's range or not whole.
+struct ExactSequence {
   bool integers;
   int64_t start, delta;  // when integers
   double start_d, delta_d;
@@ -129,22 +157,19 @@ std::optional<int64_t> whole_int64(const Json& v) {
   return static_cast<int64_t>(d);
 }
 
-InitialValues from_sequence(const Node& values, DML_TENSOR_DATA_TYPE type) {
-  values.expect_object({"valueCount", "valueStart", "valueDelta"});
-  const uint64_t count = values.at("valueCount").uint64();
-  for (const char* key : {"valueStart", "valueDelta"})
-    if (!values.at(key).json().is_number()) values.at(key).fail("must be a number");
+bool is_float_type(DML_TENSOR_DATA_TYPE type) {
+  return type == DML_TENSOR_DATA_TYPE_FLOAT16 || type == DML_TENSOR_DATA_TYPE_FLOAT32 ||
+         type == DML_TENSOR_DATA_TYPE_FLOAT64;
+}
+
+FillElements exact_sequence(const Node& values, DML_TENSOR_DATA_TYPE type, uint64_t count) {
   const Json& start = values.at("valueStart").json();
   const Json& delta = values.at("valueDelta").json();
-  checked_bytes(count, type, values.at("valueCount"));
-
-  const bool float_type = type == DML_TENSOR_DATA_TYPE_FLOAT16 || type == DML_TENSOR_DATA_TYPE_FLOAT32 ||
-                          type == DML_TENSOR_DATA_TYPE_FLOAT64;
   // JSON integers stay exact in 64 bits; for an integer type, whole doubles (3.0) are integers too.
   const auto as_int = [&](const Json& v) {
-    return v.is_number_integer() || !float_type ? whole_int64(v) : std::nullopt;
+    return v.is_number_integer() || !is_float_type(type) ? whole_int64(v) : std::nullopt;
   };
-  Sequence sequence{false, 0, 0, start.get<double>(), delta.get<double>()};
+  ExactSequence sequence{false, 0, 0, start.get<double>(), delta.get<double>()};
   if (const auto s = as_int(start), d = as_int(delta); s && d) sequence = {true, *s, *d, 0, 0};
   int64_t last = 0;
   if (sequence.integers && (__builtin_mul_overflow(static_cast<int64_t>(count - 1), sequence.delta, &last) ||
@@ -152,22 +177,80 @@ InitialValues from_sequence(const Node& values, DML_TENSOR_DATA_TYPE type) {
     values.fail("element " + std::to_string(count - 1) + " of the sequence does not fit 64 bits");
   std::array<std::byte, 8> scratch;
   for (const uint64_t i : {uint64_t{0}, std::min<uint64_t>(1, count - 1), count - 1})
-    encode(sequence.value(i), type, scratch.data(), values, "element " + std::to_string(i) + " of the sequence: ");
+    encode(sequence.value(i), type, scratch.data(), values, Rounding::kIeee,
+           "element " + std::to_string(i) + " of the sequence: ");
+  return [sequence, type](uint64_t first, std::span<std::byte> out) {
+    visit_element_type(type, [&]<class T>(std::type_identity<T>) { sequence.fill<T>(first, out); });
+  };
+}
 
-  return {type, count, [sequence, type](uint64_t first, std::span<std::byte> out) {
-            visit_element_type(type, [&]<class T>(std::type_identity<T>) { sequence.fill<T>(first, out); });
-          }};
+// DxDispatch's sequence: valueStart and valueDelta each converted to the element type, then
+// value += valueDelta in that type for every element: integers wrap around (so the closed form
+// start + i * delta, modulo 2^bits, gives element i), floats accumulate their rounding, and FLOAT16
+// adds in float and truncates back (half.hpp). The float kinds are generated in order, continuing
+// from where the previous call stopped, as uploads ask for them.
+template <class T>
+FillElements dxdispatch_sequence(const std::array<std::byte, 8>& start_bytes, const std::array<std::byte, 8>& delta_bytes) {
+  T start, delta;
+  std::memcpy(&start, start_bytes.data(), sizeof(T));
+  std::memcpy(&delta, delta_bytes.data(), sizeof(T));
+  struct State {
+    uint64_t next = 0;
+    T value;
+  };
+  auto state = std::make_shared<State>(State{0, start});
+  return [start, delta, state](uint64_t first, std::span<std::byte> out) {
+    T* elements = reinterpret_cast<T*>(out.data());
+    const size_t n = out.size() / sizeof(T);
+    if constexpr (std::is_integral_v<T>) {
+      using U = std::make_unsigned_t<T>;
+      for (size_t k = 0; k < n; ++k)
+        elements[k] = static_cast<T>(static_cast<U>(static_cast<uint64_t>(start) +
+                                                    (first + k) * static_cast<uint64_t>(delta)));
+    } else {
+      if (first != state->next) *state = State{0, start};
+      const auto step = [&](T v) {
+        if constexpr (std::is_same_v<T, Half>)
+          return Half{half_from_float_truncating(half_to_float(v.bits) + half_to_float(delta.bits))};
+        else
+          return static_cast<T>(v + delta);
+      };
+      for (; state->next < first; ++state->next) state->value = step(state->value);
+      for (size_t k = 0; k < n; ++k, ++state->next) {
+        elements[k] = state->value;
+        state->value = step(state->value);
+      }
+    }
+  };
+}
+
+InitialValues from_sequence(const Node& values, DML_TENSOR_DATA_TYPE type, Rounding rounding) {
+  values.expect_object({"valueCount", "valueStart", "valueDelta"});
+  const uint64_t count = values.at("valueCount").uint64();
+  for (const char* key : {"valueStart", "valueDelta"})
+    if (!values.at(key).json().is_number()) values.at(key).fail("must be a number");
+  checked_bytes(count, type, values.at("valueCount"));
+  if (rounding == Rounding::kIeee) return {type, count, exact_sequence(values, type, count)};
+  std::array<std::byte, 8> start{}, delta{};
+  encode(values.at("valueStart").json(), type, start.data(), values.at("valueStart"), rounding);
+  encode(values.at("valueDelta").json(), type, delta.data(), values.at("valueDelta"), rounding);
+  return {type, count, visit_element_type(type, [&]<class T>(std::type_identity<T>) {
+            return dxdispatch_sequence<T>(start, delta);
+          })};
 }
 
 InitialValues from_file(const Node& values, const std::optional<DML_TENSOR_DATA_TYPE>& type,
-                        const std::optional<Node>& type_node, const std::filesystem::path& folder,
-                        MemoryBudget& budget) {
+                        const std::optional<Node>& type_node, const Reader& reader) {
   values.expect_object({"sourcePath"});
   const Node source = values.at("sourcePath");
-  const std::filesystem::path path = (folder / source.string()).lexically_normal();
+  const std::filesystem::path path = (reader.folder / source.string()).lexically_normal();
+  const std::string extension = path.extension().string();
+  if (extension == ".jpg" || extension == ".png" || extension == ".jpeg")
+    source.fail("'" + path.string() + "' is an image; DxDispatch decodes images with Windows Imaging Component, "
+                "which has no Linux counterpart here: convert it to .npy");
   const FileFormat format = file_format(path, source.place());
   std::vector<std::byte> bytes =
-      read_file(path, kMaxResourceBytes, source.place(), budget, "reading '" + path.string() + "'");
+      read_file(path, kMaxResourceBytes, source.place(), reader.budget, "reading '" + path.string() + "'");
   if (format == FileFormat::kNpy) {
     NpyArray array = parse_npy(bytes, path.string(), source.place());
     if (type && *type != array.type)
@@ -185,48 +268,58 @@ InitialValues from_file(const Node& values, const std::optional<DML_TENSOR_DATA_
   return held(raw_type, std::move(bytes));
 }
 
-InitialValues load_initial_values(const Node& values, const std::optional<Node>& type_node,
-                                  const std::filesystem::path& folder, MemoryBudget& budget) {
+InitialValues load_initial_values(const Node& values, const std::optional<Node>& type_node, const Reader& reader) {
   std::optional<DML_TENSOR_DATA_TYPE> type;
   if (type_node) {
     type = read_data_type(*type_node);
     if (!is_element_type(*type))
       type_node->fail(std::string(data_type_name(*type)) + " is not supported for resources (4-bit elements)");
   }
-  if (values.json().is_array()) return from_array(values, require_type(type, values, "an array"), budget);
+  if (values.json().is_array())
+    return type ? from_array(values, *type, reader) : from_mixed_list(values, reader);
+  if (values.json().is_string() && values.json() == "deferred")
+    values.fail("\"deferred\" resources are bound by DxDispatch's ONNX dispatchables, which opendml does not run");
   if (!values.json().is_object())
     values.fail(
         "must be an array or an object ({valueCount, value}, {valueCount, valueStart, valueDelta} or "
         "{sourcePath}), not " +
         json_type_name(values.json()));
-  if (values.find("sourcePath")) return from_file(values, type, type_node, folder, budget);
+  if (values.find("sourcePath")) return from_file(values, type, type_node, reader);
   if (values.find("valueStart") || values.find("valueDelta"))
-    return from_sequence(values, require_type(type, values, "a sequence"));
-  return from_constant(values, require_type(type, values, "a constant"));
+    return from_sequence(values, require_type(type, values, "a sequence"), reader.rounding);
+  return from_constant(values, require_type(type, values, "a constant"), reader.rounding);
 }
 
 }  // namespace
 
 Resource load_resource(const std::string& name, const Node& node, const std::filesystem::path& model_folder,
                        LoadContext& context) {
-  MemoryBudget& budget = context.budget;
-  node.expect_object({"initialValuesDataType", "initialValues", "sizeInBytes"});
+  node.expect_object({"initialValuesDataType", "initialValues", "sizeInBytes", "initialValuesOffsetInBytes"});
   try {
-    InitialValues values =
-        load_initial_values(node.at("initialValues"), node.find("initialValuesDataType"), model_folder, budget);
-    uint64_t size = values.count * element_bytes(values.type);
+    const Reader reader{context.budget, context.rounding, model_folder};
+    InitialValues values = load_initial_values(node.at("initialValues"), node.find("initialValuesDataType"), reader);
+    const uint64_t element = element_bytes(values.type);
+    // DxDispatch's initialValuesOffsetInBytes: the values start there; the bytes before are zero.
+    uint64_t offset = 0;
+    if (const std::optional<Node> offset_node = node.find("initialValuesOffsetInBytes")) {
+      offset = offset_node->uint64();
+      if (offset % element != 0 || offset > kMaxResourceBytes)
+        offset_node->fail("is " + std::to_string(offset) + "; it must be a multiple of " + std::to_string(element) +
+                          ", the size of a " + std::string(data_type_name(values.type)) + " element, within 4 GiB");
+    }
+    uint64_t size = offset + values.count * element;
     if (const std::optional<Node> requested = node.find("sizeInBytes")) {
       const uint64_t bytes = requested->uint64();
       if (bytes < size)
         requested->fail("is " + std::to_string(bytes) + " but the initial values take " + std::to_string(size) +
-                        " bytes; it must be at least that");
+                        " bytes" + (offset ? " from their offset" : "") + "; it must be at least that");
       if (bytes > kMaxResourceBytes)
         requested->fail("is " + std::to_string(bytes) + "; the limit is " + std::to_string(kMaxResourceBytes));
       size = bytes;
     }
     size = (size + 3) & ~uint64_t{3};
-    budget.take(size, true, node.place(), "its device buffer");
-    return {name, values.type, values.count, size, std::move(values.fill)};
+    context.budget.take(size, true, node.place(), "its device buffer");
+    return {name, values.type, values.count, offset, size, std::move(values.fill)};
   } catch (const std::bad_alloc&) {
     node.fail("out of memory while reading its initial values");
   }
