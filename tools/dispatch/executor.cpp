@@ -160,7 +160,7 @@ void Executor::print(const Command& command, const PrintCommand& print, std::ost
       format.first_index += chunk.size() / element_bytes(r.type);
     });
   });
-  if (!print.verbose) out << "\n";
+  out << "\n";  // after verbose lines, a blank line, as DxDispatch's logger ends its message
 }
 
 void Executor::write(const Command& command, const WriteFileCommand& write, std::ostream& out) {
