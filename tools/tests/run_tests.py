@@ -5,6 +5,7 @@
   run_tests.py --tool TOOL bad NAME              the case NAME of bad/cases.json fails as it says
   run_tests.py --tool TOOL timing MODEL.json     -i 5 prints a well-formed timing line
   run_tests.py --tool TOOL write_file MODEL.json writeFile's .npy and .bin files hold the values
+  run_tests.py --tool TOOL cli MODEL.json        DxDispatch's options and the lines they print
   run_tests.py --tool TOOL all                   all of the above, for every model and case
 
 Expected-output files hold the lines printed after `Running on '...'`, with `--adapter cpu`. A
@@ -138,9 +139,10 @@ def read_npy(path):
     (length,) = struct.unpack("<H", content[8:10])
     expect((10 + length) % 64 == 0, f"{path}: the data does not start at a multiple of 64")
     header = content[10:10 + length].decode("latin-1")
-    match = re.fullmatch(r"\{'descr': '([^']+)', 'fortran_order': False, 'shape': \((\d+),\), \} *\n", header)
+    match = re.fullmatch(r"\{'descr': '([^']+)', 'fortran_order': False, 'shape': \(([\d, ]+)\), \} *\n", header)
     expect(match is not None, f"{path}: unexpected header {header!r}")
-    return match.group(1), int(match.group(2)), content[10 + length:]
+    shape = tuple(int(n) for n in match.group(2).split(",") if n.strip())
+    return match.group(1), shape[0] if len(shape) == 1 else shape, content[10 + length:]
 
 
 def check_write_file(tool, model):
@@ -150,10 +152,14 @@ def check_write_file(tool, model):
         "half.npy": ("<f2", 2, struct.pack("<2e", 1, -2)),
         "bytes.npy": ("|u1", 3, bytes([0, 7, 255])),
         "wide.npy": ("<i8", 1, struct.pack("<q", -(2**40))),
+        "sub/folder/matrix.npy": ("|u1", (1, 3), bytes([0, 7, 255])),  # "dimensions"; folders made
     }
     with tempfile.TemporaryDirectory() as cwd:
         result = run(tool, ["--adapter", "cpu", model], cwd)
         expect(result.returncode == 0 and result.stderr == "", "the model did not run cleanly", result)
+        written = [f"Resource '{r}' written to '{t}'" for r, t in [("values", "values.npy"), ("values", "values.bin"),
+                   ("half", "half.npy"), ("bytes", "bytes.npy"), ("wide", "wide.npy"), ("bytes", "sub/folder/matrix.npy")]]
+        compare(printed_lines(result), written, result)
         for name, want in expected.items():
             expect(read_npy(os.path.join(cwd, name)) == want, f"{name} does not hold {want}")
         with open(os.path.join(cwd, "values.bin"), "rb") as f:
@@ -163,6 +169,63 @@ def check_write_file(tool, model):
         result = run(tool, ["--adapter", "cpu", reader], cwd)
         expect(result.returncode == 0 and result.stderr == "", "read_back.json did not run cleanly", result)
         compare(printed_lines(result), ["Resource 'values': 1, 2.5, -3", "Resource 'raw': 1, 2.5, -3"], result)
+
+
+def run_ok(tool, args, cwd):
+    result = run(tool, args, cwd)
+    expect(result.returncode == 0 and result.stderr == "", f"{args} did not run cleanly", result)
+    return result
+
+
+def check_cli(tool, model):
+    """DxDispatch's options, each with the lines it prints (MODEL: a JOIN model of one dispatch)."""
+    with tempfile.TemporaryDirectory() as cwd:
+        result = run_ok(tool, [], cwd)  # no arguments: the help, as DxDispatch
+        expect(result.stdout.startswith("Usage: opendml-dispatch"), "no arguments did not print the help", result)
+        result = run_ok(tool, ["-s"], cwd)
+        expect(re.search(r"^cpu \(\d+ threads\), \d+\.\d GiB memory$", result.stdout, re.M), "-s lists no cpu line", result)
+        result = run_ok(tool, ["-S"], cwd)
+        expect(re.match(r"opendml \d+\.\d+\.\d+\nCUDA", result.stdout), "-S prints no versions", result)
+        for args in (["-i5"], ["-i", "5"], ["--dispatch_iterations=5"], ["-r", "3", "-i5"], ["-m", model, "-i5"]):
+            lines = printed_lines(run_ok(tool, ["-a", "cpu"] + args + ([] if "-m" in args else [model]), cwd))
+            timings = [line for line in lines if TIMING.match(line)]
+            expect(len(timings) == 1 and TIMING.match(timings[0]).group(2) == "5", f"{args}: no 5-iteration line", result)
+        lines = printed_lines(run_ok(tool, ["-a", "cpu", "-t", "20", model], cwd))
+        expect(any(TIMING.match(line) for line in lines), "-t: no timing line")
+        stats = r"samples, \d+\.\d{4} ms average, \d+\.\d{4} ms min, \d+\.\d{4} ms median, \d+\.\d{4} ms max$"
+        for args, cold, hot in ((["-v", "1", "-i", "3"], 1, 2), (["-v1", "-i", "3", "-w", "2"], 2, 1),
+                                (["-v", "1", "-i", "2", "-w", "0"], 0, 2), (["-v", "1", "-w", "5"], 0, 1)):
+            result = run_ok(tool, ["-a", "cpu"] + args + [model], cwd)
+            lines = printed_lines(result)
+            expect(f"Dispatch 'join': {cold + hot} iterations" in lines, f"{args}: no head line", result)
+            cold_lines = [line for line in lines if re.match(r"CPU Timings \(Cold\) : " + str(cold) + " " + stats, line)]
+            hot_lines = [line for line in lines if re.match(r"CPU Timings \(Hot\)  : " + str(hot) + " " + stats, line)]
+            expect(len(cold_lines) == (1 if cold else 0) and len(hot_lines) == 1, f"{args}: cold/hot lines", result)
+        result = run_ok(tool, ["-a", "cpu", "-v", "2", "-i", "2", model], cwd)
+        lines = printed_lines(result)
+        expect("The timings of each iteration: " in lines and
+               sum(1 for line in lines if re.fullmatch(r"iteration [01]: \d+\.\d{4} ms \(CPU\)", line)) == 2,
+               "-v 2: no line per iteration", result)
+        for adapter in ("CPU", "thread", "cpu"):  # any part of the name, any case
+            result = run_ok(tool, ["-a", adapter, model], cwd)
+            expect(result.stdout.startswith("Running on 'cpu ("), f"-a {adapter} did not choose the cpu", result)
+        for level in ("5.0", "5_0", "DML_FEATURE_LEVEL_5_0"):
+            run_ok(tool, ["-a", "cpu", "--dml_feature_level", level, model], cwd)
+        run_ok(tool, ["-a", "cpu", "--feature-level", "5.0", model], cwd)
+        result = run_ok(tool, ["-a", "cpu", "--print_commands", model], cwd)
+        lines = printed_lines(result)
+        expect(lines[0].startswith("[StartCmd][   0]\t: {\"type\":\"dispatch\"") and
+               "[EndCmd][   0]\t: hr=0x0        " in lines and "[StartCmd][   1]\t: {\"type\":\"print\",\"resource\":\"Out\"}"
+               in lines, "--print_commands lines", result)
+        # --input_path: the model and its sourcePaths are found there; --output_path: files are written there.
+        models = os.path.dirname(model)
+        result = run_ok(tool, ["-a", "cpu", "--input_path", models, "join_from_files.json"], cwd)
+        compare([line for line in printed_lines(result) if not TIMING.match(line)],
+                expected_lines(os.path.join(models, "join_from_files.json")), result)
+        shutil.copy(os.path.join(HERE, "write_file.json"), os.path.join(cwd, "w.json"))
+        result = run_ok(tool, ["-a", "cpu", "--output_path", "out", "w.json"], cwd)
+        expect("Resource 'half' written to 'out/half.npy'" in printed_lines(result) and
+               os.path.exists(os.path.join(cwd, "out", "sub", "folder", "matrix.npy")), "--output_path", result)
 
 
 def load_cases():
@@ -176,6 +239,7 @@ def all_checks(tool):
     checks += [(f"bad {name}", lambda c=c: check_bad(tool, c)) for name, c in load_cases().items()]
     checks.append(("timing", lambda: check_timing(tool, os.path.join(MODELS, "join_axis3.json"))))
     checks.append(("write_file", lambda: check_write_file(tool, os.path.join(HERE, "write_file.json"))))
+    checks.append(("cli", lambda: check_cli(tool, os.path.join(MODELS, "join_axis3.json"))))
     return checks
 
 
@@ -183,7 +247,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tool", required=True, help="the opendml-dispatch executable")
     parser.add_argument("--adapter", default="cpu", help="the device the `models` mode runs on")
-    parser.add_argument("mode", choices=["model", "models", "bad", "timing", "write_file", "all"])
+    parser.add_argument("mode", choices=["model", "models", "bad", "timing", "write_file", "cli", "all"])
     parser.add_argument("target", nargs="?", help="a model file, or a case name for `bad`")
     options = parser.parse_args()
     tool = os.path.abspath(options.tool)
@@ -201,7 +265,8 @@ def main():
     elif options.mode == "bad":
         checks = [(f"bad {options.target}", lambda: check_bad(tool, load_cases()[options.target]))]
     else:
-        run_check = {"model": check_model, "timing": check_timing, "write_file": check_write_file}[options.mode]
+        run_check = {"model": check_model, "timing": check_timing, "write_file": check_write_file,
+                     "cli": check_cli}[options.mode]
         model = os.path.abspath(options.target)
         checks = [(f"{options.mode} {os.path.basename(model)}", lambda: run_check(tool, model))]
     failed = 0
