@@ -8,6 +8,7 @@
 #include "elements.h"
 #include "errors.h"
 #include "npy.h"
+#include "system.h"
 
 namespace opendml::tool {
 namespace {
@@ -106,7 +107,9 @@ void Executor::dispatch(const Command& command, const DispatchCommand& dispatch,
   for (const Region& region : dispatch.outputs) outputs.push_back(binding(region));
   const bool any_owned = std::find(d.owned_inputs.begin(), d.owned_inputs.end(), true) != d.owned_inputs.end();
 
-  std::vector<double> samples;
+  const NvtxRange range("Dispatch: " + d.name);
+  GpuTimer gpu(device_.name().starts_with("cuda"));
+  std::vector<double> samples, gpu_samples;
   at_place(command.place, [&] {
     if (!op.initialized) {
       op.compiled.initialize({owned.data(), any_owned ? static_cast<uint32_t>(owned.size()) : 0, nullptr, 0,
@@ -124,32 +127,48 @@ void Executor::dispatch(const Command& command, const DispatchCommand& dispatch,
     const uint32_t iterations = options_.milliseconds_to_run ? UINT32_MAX : options_.iterations;
     for (uint32_t i = 0; i < iterations; ++i) {
       const Clock::time_point start = Clock::now();
+      gpu.start();
       for (uint32_t r = 0; r < options_.repeat; ++r) op.compiled.execute(bindings);
+      gpu.stop();
       device_.synchronize();
       samples.push_back(since(start) / options_.repeat);
+      if (gpu.active()) gpu_samples.push_back(gpu.elapsed_ms() / options_.repeat);
       if (options_.milliseconds_to_run && since(loop) > *options_.milliseconds_to_run) break;
     }
   });
 
-  // DxDispatch's lines: the first samples are warm-up ("cold"), at least one is left "hot".
+  // DxDispatch's lines: the first samples are warm-up ("cold"), at least one is left "hot"; on CUDA
+  // a GPU column (events on the stream) beside the CPU's.
   const size_t cold = std::min<size_t>(samples.size() - 1, options_.warmup);
-  const Stats cold_stats = statistics(std::span(samples).first(cold));
-  const Stats hot_stats = statistics(std::span(samples).subspan(cold));
+  const auto split = [&](const std::vector<double>& all) {
+    return std::pair{statistics(std::span(all).first(cold)), statistics(std::span(all).subspan(cold))};
+  };
+  const auto [cpu_cold, cpu_hot] = split(samples);
+  const auto [gpu_cold, gpu_hot] = gpu.active() ? split(gpu_samples) : std::pair<Stats, Stats>{};
   const std::string head = "Dispatch '" + d.name + "': " + std::to_string(samples.size()) + " iterations";
   if (options_.verbosity == 0) {
-    out << head << ", " << fixed(hot_stats.median, 4) << " ms median (CPU)\n";
+    out << head << ", " << fixed(cpu_hot.median, 4) << " ms median (CPU)";
+    if (gpu.active()) out << ", " << fixed(gpu_hot.median, 6) << " ms median (GPU)";
+    out << "\n";
   } else {
     out << head << "\n";
-    if (cold_stats.count > 0) out << stats_line("CPU Timings (Cold)", cold_stats);
-    out << stats_line("CPU Timings (Hot) ", hot_stats);
+    if (cpu_cold.count > 0) out << stats_line("CPU Timings (Cold)", cpu_cold);
+    if (gpu_cold.count > 0) out << stats_line("GPU Timings (Cold)", gpu_cold);
+    out << stats_line("CPU Timings (Hot) ", cpu_hot);
+    if (gpu_hot.count > 0) out << stats_line("GPU Timings (Hot) ", gpu_hot);
   }
   if (options_.verbosity >= 2) {
     out << "The timings of each iteration: \n";
-    for (size_t i = 0; i < samples.size(); ++i) out << "iteration " << i << ": " << fixed(samples[i], 4) << " ms (CPU)\n";
+    for (size_t i = 0; i < samples.size(); ++i) {
+      out << "iteration " << i << ": " << fixed(samples[i], 4) << " ms (CPU)";
+      if (gpu.active()) out << ", " << fixed(gpu_samples[i], 4) << " ms (GPU)";
+      out << "\n";
+    }
   }
 }
 
 void Executor::print(const Command& command, const PrintCommand& print, std::ostream& out) {
+  const NvtxRange range("Print: " + model_.resources[print.resource].name);
   // Streamed a chunk at a time: a 1 GiB resource prints without a 3 GB string.
   const Resource& r = model_.resources[print.resource];
   out << "Resource '" << r.name << "':" << (print.verbose ? "\n" : " ");
@@ -164,6 +183,7 @@ void Executor::print(const Command& command, const PrintCommand& print, std::ost
 }
 
 void Executor::write(const Command& command, const WriteFileCommand& write, std::ostream& out) {
+  const NvtxRange range("WriteFile: " + model_.resources[write.resource].name);
   const Resource& r = model_.resources[write.resource];
   const std::filesystem::path target = options_.output_folder / write.target;
   OutputFile file(target, command.place + ".targetPath");

@@ -7,6 +7,7 @@
 
 #ifdef OPENDML_TOOL_CUDA
 #include <cuda_runtime_api.h>
+#include <nvtx3/nvToolsExt.h>
 #endif
 
 namespace opendml::tool {
@@ -80,5 +81,42 @@ std::string dependency_versions() {
 #endif
   return text;
 }
+
+#ifdef OPENDML_TOOL_CUDA
+GpuTimer::GpuTimer(bool active) : active_(active) {
+  for (void*& event : events_) {
+    cudaEvent_t e = nullptr;
+    if (active_ && cudaEventCreate(&e) != cudaSuccess) active_ = false;
+    event = e;
+  }
+}
+GpuTimer::~GpuTimer() {
+  for (void* event : events_)
+    if (event) cudaEventDestroy(static_cast<cudaEvent_t>(event));
+}
+void GpuTimer::start() {
+  if (active_) cudaEventRecord(static_cast<cudaEvent_t>(events_[0]), nullptr);
+}
+void GpuTimer::stop() {
+  if (active_) cudaEventRecord(static_cast<cudaEvent_t>(events_[1]), nullptr);
+}
+double GpuTimer::elapsed_ms() {
+  float ms = 0;
+  if (!active_) return 0;
+  cudaEventSynchronize(static_cast<cudaEvent_t>(events_[1]));
+  cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(events_[0]), static_cast<cudaEvent_t>(events_[1]));
+  return ms;
+}
+NvtxRange::NvtxRange(const std::string& name) { nvtxRangePushA(name.c_str()); }
+NvtxRange::~NvtxRange() { nvtxRangePop(); }
+#else
+GpuTimer::GpuTimer(bool) : active_(false) {}
+GpuTimer::~GpuTimer() = default;
+void GpuTimer::start() {}
+void GpuTimer::stop() {}
+double GpuTimer::elapsed_ms() { return 0; }
+NvtxRange::NvtxRange(const std::string&) {}
+NvtxRange::~NvtxRange() = default;
+#endif
 
 }  // namespace opendml::tool

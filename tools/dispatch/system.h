@@ -22,4 +22,33 @@ std::optional<std::string> match_adapter(const std::string& text);
 // "opendml 0.1.0", then the CUDA runtime and driver versions, one per line.
 std::string dependency_versions();
 
+// The GPU time of work queued on the CUDA default stream (where the tool executes), measured with
+// a pair of events: the GPU column of DxDispatch's timing line. Inactive (no column) on the CPU and
+// in a build without CUDA.
+class GpuTimer {
+ public:
+  explicit GpuTimer(bool active);
+  ~GpuTimer();
+  GpuTimer(const GpuTimer&) = delete;
+  GpuTimer& operator=(const GpuTimer&) = delete;
+  bool active() const { return active_; }
+  void start();         // records the first event, before the work
+  void stop();          // records the second, after it
+  double elapsed_ms();  // waits for the second event: the milliseconds between them
+
+ private:
+  bool active_;
+  void* events_[2] = {nullptr, nullptr};
+};
+
+// An NVTX range, shown by Nsight Systems (the Linux counterpart of DxDispatch's PIX markers); a
+// no-op without CUDA.
+class NvtxRange {
+ public:
+  explicit NvtxRange(const std::string& name);
+  ~NvtxRange();
+  NvtxRange(const NvtxRange&) = delete;
+  NvtxRange& operator=(const NvtxRange&) = delete;
+};
+
 }  // namespace opendml::tool
