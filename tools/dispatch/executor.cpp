@@ -197,7 +197,7 @@ void Executor::run(std::ostream& out) {
   for (size_t i = 0; i < model_.commands.size(); ++i) {
     const Command& command = model_.commands[i];
     // DxDispatch's --print_commands lines: the index right-aligned in 4, the command's JSON.
-    char index[8];
+    char index[24];
     std::snprintf(index, sizeof index, "%4zu", i);
     if (options_.print_commands) out << "[StartCmd][" << index << "]\t: " << command.json << "\n";
     if (const auto* d = std::get_if<DispatchCommand>(&command.action))
