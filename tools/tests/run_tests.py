@@ -228,6 +228,22 @@ def check_cli(tool, model):
                os.path.exists(os.path.join(cwd, "out", "sub", "folder", "matrix.npy")), "--output_path", result)
 
 
+def check_cuda_lines(tool, model, adapter):
+    """On a GPU: the GPU column of the timing line, GPU statistics, -s and -S lines for CUDA."""
+    with tempfile.TemporaryDirectory() as cwd:
+        result = run_ok(tool, ["-a", adapter, "-i", "3", model], cwd)
+        timings = [TIMING.match(line) for line in printed_lines(result) if TIMING.match(line)]
+        expect(timings and all(t.group(3) for t in timings), "no GPU column in the timing line", result)
+        result = run_ok(tool, ["-a", adapter, "-i", "3", "-v", "1", model], cwd)
+        expect(any(line.startswith("GPU Timings (Hot)  : 2 samples") for line in printed_lines(result)),
+               "-v 1: no GPU statistics", result)
+        result = run_ok(tool, ["-s"], cwd)
+        expect(re.search(r"^cuda:0 \(.+\), \d+\.\d GiB memory$", result.stdout, re.M), "-s lists no cuda:0 line", result)
+        result = run_ok(tool, ["-S"], cwd)
+        expect(re.search(r"^CUDA runtime \d+\.\d+$", result.stdout, re.M) and
+               re.search(r"^CUDA driver \d+\.\d+$", result.stdout, re.M), "-S: no CUDA versions", result)
+
+
 def load_cases():
     with open(os.path.join(BAD, "cases.json")) as f:
         return {case["name"]: case for case in json.load(f)}
@@ -260,6 +276,9 @@ def main():
         models = sorted(glob.glob(os.path.join(MODELS, "*.json")))
         checks = [(f"model {os.path.basename(m)} on {options.adapter}",
                    lambda m=m: check_model(tool, m, options.adapter)) for m in models]
+        if options.adapter.startswith("cuda"):
+            checks.append(("CUDA lines", lambda: check_cuda_lines(tool, os.path.join(MODELS, "join_axis3.json"),
+                                                                  options.adapter)))
     elif options.mode == "all":
         checks = all_checks(tool)
     elif options.mode == "bad":
