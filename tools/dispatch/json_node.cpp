@@ -83,14 +83,11 @@ class ParseCheck {
 // nlohmann reads standard JSON whose lines and columns, in its messages, are the file's own.
 std::string blank_comments_and_trailing_commas(std::string_view text, const std::string& file) {
   std::string json(text);
-  size_t pending_comma = std::string::npos;  // a comma not yet followed by a value
+  size_t pending_comma = std::string::npos;  // a comma after a value, not yet followed by another
+  char last = 0;                             // the last character outside strings and comments
   for (size_t i = 0; i < json.size(); ++i) {
     const char c = json[i];
-    if (c == '"') {  // a string: skip to its end, escapes included
-      for (++i; i < json.size() && json[i] != '"'; ++i)
-        if (json[i] == '\\') ++i;
-      pending_comma = std::string::npos;
-    } else if (c == '/' && i + 1 < json.size() && (json[i + 1] == '/' || json[i + 1] == '*')) {
+    if (c == '/' && i + 1 < json.size() && (json[i + 1] == '/' || json[i + 1] == '*')) {
       const bool line = json[i + 1] == '/';
       const size_t end = line ? json.find('\n', i) : json.find("*/", i + 2);
       if (!line && end == std::string::npos) throw ModelError(file, "invalid JSON: a /* comment is not closed");
@@ -98,14 +95,19 @@ std::string blank_comments_and_trailing_commas(std::string_view text, const std:
       for (; i < stop; ++i)
         if (json[i] != '\n') json[i] = ' ';
       --i;
-    } else if (c == ',') {
-      pending_comma = i;
-    } else if ((c == '}' || c == ']') && pending_comma != std::string::npos) {
-      json[pending_comma] = ' ';
-      pending_comma = std::string::npos;
-    } else if (c != ' ' && c != '\n' && c != '\r' && c != '\t') {
-      pending_comma = std::string::npos;
+      continue;
     }
+    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
+    if (c == '"') {  // a string: skip to its end, escapes included
+      for (++i; i < json.size() && json[i] != '"'; ++i)
+        if (json[i] == '\\') ++i;
+    } else if ((c == '}' || c == ']') && pending_comma != std::string::npos) {
+      json[pending_comma] = ' ';  // only after a value: "[,]" stays invalid, as in rapidjson
+    }
+    pending_comma = c == ',' && last != 0 && last != '[' && last != '{' && last != ',' && last != ':'
+                        ? i
+                        : std::string::npos;
+    last = c;
   }
   return json;
 }
