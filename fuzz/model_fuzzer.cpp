@@ -8,6 +8,7 @@
 // sourcePaths are relative to models/, so that the seeds from there find their data files.
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <ostream>
 #include <streambuf>
 #include <string_view>
@@ -34,8 +35,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     // Unknown keys are ignored without a warning (nullptr), as DxDispatch ignores them.
     LoadContext context{{uint64_t{64} << 20, true}, {false, nullptr}};
+    static const std::filesystem::path models = std::filesystem::path(__FILE__).parent_path().parent_path() / "models";
     Model model = load_model_text(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.json",
-                                  OPENDML_MODELS_DIR, context);
+                                  models, context);
     std::erase_if(model.commands,
                   [](const Command& command) { return std::holds_alternative<WriteFileCommand>(command.action); });
     Executor executor(model, device, RunOptions{});
