@@ -61,10 +61,17 @@ std::string adapter_line(const std::string& id, const opendml::Device& device) {
 }
 
 std::optional<std::string> match_adapter(const std::string& text) {
+  // In adapter_ids()'s order, opening each only when the ones before it do not match.
   const std::string wanted = lower(text);
-  for (const std::string& id : adapter_ids()) {
-    if (lower(id).find(wanted) != std::string::npos) return id;
-    if (lower(opendml::Device(id).name()).find(wanted) != std::string::npos) return id;
+  for (int i = -1; i < kMaxCudaDevices; ++i) {
+    const std::string id = i < 0 ? "cpu" : "cuda:" + std::to_string(i);
+    std::string name;
+    try {
+      name = opendml::Device(id).name();
+    } catch (const opendml::Error&) {
+      break;  // past the last CUDA device
+    }
+    if (lower(id).find(wanted) != std::string::npos || lower(name).find(wanted) != std::string::npos) return id;
   }
   return std::nullopt;
 }
