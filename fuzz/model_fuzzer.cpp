@@ -36,8 +36,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // Unknown keys are ignored without a warning (nullptr), as DxDispatch ignores them.
     LoadContext context{{uint64_t{64} << 20, true}, {false, nullptr}};
     static const std::filesystem::path models = std::filesystem::path(__FILE__).parent_path().parent_path() / "models";
-    Model model = load_model_text(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.json",
-                                  models, context);
+    Model model =
+        load_model_text(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.json", models, context);
     std::erase_if(model.commands,
                   [](const Command& command) { return std::holds_alternative<WriteFileCommand>(command.action); });
     Executor executor(model, device, RunOptions{});

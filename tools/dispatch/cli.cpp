@@ -66,8 +66,9 @@ uint64_t parse_bytes(std::string_view text, std::string_view option) {
   const std::string_view suffix(end, text.data() + text.size());
   const int shift = suffix == "" ? 0 : suffix == "K" ? 10 : suffix == "M" ? 20 : suffix == "G" ? 30 : -1;
   if (error != std::errc() || shift < 0 || value > (std::numeric_limits<uint64_t>::max() >> shift))
-    throw UsageError(std::string(option), "'" + std::string(text) +
-                                              "' is not a byte count (a whole number, optionally followed by K, M or G)");
+    throw UsageError(
+        std::string(option),
+        "'" + std::string(text) + "' is not a byte count (a whole number, optionally followed by K, M or G)");
   return value << shift;
 }
 
@@ -86,10 +87,18 @@ struct ValueOption {
   char short_name;
 };
 constexpr ValueOption kValueOptions[] = {
-    {"--model", 'm'},           {"--adapter", 'a'},          {"--dispatch_iterations", 'i'},
-    {"--dispatch_repeat", 'r'}, {"--milliseconds_to_run", 't'}, {"--warmup_samples", 'w'},
-    {"--timing_verbosity", 'v'}, {"--dml_feature_level", 0},  {"--feature-level", 0},
-    {"--input_path", 0},        {"--output_path", 0},        {"--max-memory", 0},
+    {"--model", 'm'},
+    {"--adapter", 'a'},
+    {"--dispatch_iterations", 'i'},
+    {"--dispatch_repeat", 'r'},
+    {"--milliseconds_to_run", 't'},
+    {"--warmup_samples", 'w'},
+    {"--timing_verbosity", 'v'},
+    {"--dml_feature_level", 0},
+    {"--feature-level", 0},
+    {"--input_path", 0},
+    {"--output_path", 0},
+    {"--max-memory", 0},
 };
 
 }  // namespace
@@ -124,8 +133,8 @@ Options parse_command_line(int argc, const char* const* argv) {
         has_value = true;
       }
     }
-    const bool takes_value =
-        std::any_of(std::begin(kValueOptions), std::end(kValueOptions), [&](const ValueOption& o) { return o.long_name == option; });
+    const bool takes_value = std::any_of(std::begin(kValueOptions), std::end(kValueOptions),
+                                         [&](const ValueOption& o) { return o.long_name == option; });
     if (takes_value && !has_value) {
       if (i + 1 >= argc) throw UsageError(std::string(arg), "needs a value");
       value = argv[++i];

@@ -21,8 +21,8 @@ size_t find_named(const Node& node, const std::vector<Named>& items, const char*
 
 // DxDispatch's binding keys for HLSL and ONNX dispatchables: a view's DXGI format, a counter buffer,
 // a tensor shape. A DirectML operator's tensor desc says all of that, so they are read and ignored.
-constexpr std::string_view kBindingFields[] = {"name",   "elementOffset",      "elementCount", "elementSizeInBytes",
-                                               "format", "counter",            "counterOffsetBytes", "shape"};
+constexpr std::string_view kBindingFields[] = {"name",   "elementOffset", "elementCount",       "elementSizeInBytes",
+                                               "format", "counter",       "counterOffsetBytes", "shape"};
 
 // A resource name (its whole buffer), or { "name", "elementOffset"?, "elementCount"?,
 // "elementSizeInBytes"? } counted in elements of elementSizeInBytes bytes, by default the size of an
@@ -134,8 +134,9 @@ Command load_command(const Node& node, const Model& model) {
     node.expect_object({"type", "resource", "verbose"});
     const std::optional<Node> verbose = node.find("verbose");
     if (verbose && !verbose->json().is_boolean()) verbose->fail("must be true or false");
-    return {node.place(), node.json().dump(), PrintCommand{find_named(node.at("resource"), model.resources, "resources"),
-                                       verbose && verbose->json().get<bool>()}};
+    return {node.place(), node.json().dump(),
+            PrintCommand{find_named(node.at("resource"), model.resources, "resources"),
+                         verbose && verbose->json().get<bool>()}};
   }
   if (equal_ignoring_case(kind, "writeFile")) {
     node.expect_object({"type", "resource", "targetPath", "dimensions"});
@@ -151,11 +152,11 @@ Command load_command(const Node& node, const Model& model) {
       for (const uint32_t size : sizes)
         if (__builtin_mul_overflow(count, size, &count)) count = UINT64_MAX;
       if (count != model.resources[resource].initial_count)
-        dimensions->fail("hold " + std::to_string(count) + " elements but resource '" +
-                         model.resources[resource].name + "' has " +
-                         std::to_string(model.resources[resource].initial_count) + " initial values");
+        dimensions->fail("hold " + std::to_string(count) + " elements but resource '" + model.resources[resource].name +
+                         "' has " + std::to_string(model.resources[resource].initial_count) + " initial values");
     }
-    return {node.place(), node.json().dump(), WriteFileCommand{resource, path, file_format(path, target.place()), std::move(shape)}};
+    return {node.place(), node.json().dump(),
+            WriteFileCommand{resource, path, file_format(path, target.place()), std::move(shape)}};
   }
   type.fail("'" + kind + "' is not a command type (dispatch, print, writeFile)");
 }

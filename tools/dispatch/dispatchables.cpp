@@ -93,8 +93,8 @@ const OperatorSpec& read_operator_type(const Node& node) {
 // DML_EXECUTION_FLAGS, bits 1, 2, 4. None changes what these operators compute (they copy exactly,
 // so half precision cannot apply), and opendml binds afresh at every execute (so descriptors are
 // always volatile): each is accepted and has no effect.
-constexpr std::string_view kExecutionFlagNames[] = {"NONE", "ALLOW_HALF_PRECISION_COMPUTATION",
-                                                    "DISABLE_META_COMMANDS", "DESCRIPTORS_VOLATILE"};
+constexpr std::string_view kExecutionFlagNames[] = {"NONE", "ALLOW_HALF_PRECISION_COMPUTATION", "DISABLE_META_COMMANDS",
+                                                    "DESCRIPTORS_VOLATILE"};
 // DxDispatch compiles one operator alone or as a graph of one node; both are the same operator here.
 constexpr std::string_view kCompileTypeNames[] = {"DmlCompileOp", "DmlCompileGraph"};
 
@@ -182,8 +182,8 @@ std::optional<Node> find_either(const Node& node, std::string_view lower, std::s
   return a ? a : b;
 }
 
-constexpr std::string_view kDispatchableFields[] = {"type", "Type", "desc", "Desc", "executionFlags",
-                                                    "dmlCompileType", "bindings"};
+constexpr std::string_view kDispatchableFields[] = {"type",           "Type",           "desc",    "Desc",
+                                                    "executionFlags", "dmlCompileType", "bindings"};
 
 }  // namespace
 

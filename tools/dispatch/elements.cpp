@@ -56,8 +56,8 @@ std::string encode_float(const Json& value, DML_TENSOR_DATA_TYPE type, std::byte
   if (std::string why = read_float(value, number); !why.empty()) return why;
   T element;
   if constexpr (std::is_same_v<T, Half>) {
-    element.bits = rounding == Rounding::kIeee ? half_from_double(number)
-                                               : half_from_float_truncating(static_cast<float>(number));
+    element.bits =
+        rounding == Rounding::kIeee ? half_from_double(number) : half_from_float_truncating(static_cast<float>(number));
     if (std::isfinite(number) && (element.bits & 0x7FFF) == 0x7C00)
       return out_of_range(value, type, "at most 65504 in magnitude");
   } else {
@@ -152,7 +152,7 @@ uint16_t half_from_float_truncating(float value) {
   const auto sign = static_cast<uint16_t>((bits >> 16) & 0x8000);
   const uint32_t exponent = (bits >> 23) & 0xFF, mantissa = bits & 0x7FFFFF;
   if (exponent == 0xFF) return sign | 0x7C00 | static_cast<uint16_t>(mantissa >> 13);
-  if (exponent > 142) return sign | 0x7C00;                                              // 2^16 and above
+  if (exponent > 142) return sign | 0x7C00;                                                           // 2^16 and above
   if (exponent >= 113) return sign | static_cast<uint16_t>((exponent - 112) << 10 | mantissa >> 13);  // normal
   if (exponent >= 103) return sign | static_cast<uint16_t>((mantissa | 0x800000) >> (126 - exponent));  // subnormal
   return sign;
@@ -208,7 +208,8 @@ std::string format_elements(DML_TENSOR_DATA_TYPE type, std::span<const std::byte
       uint64_t bits = 0;
       std::memcpy(&bits, elements.data() + offset, sizeof(T));
       char hex[24];
-      std::snprintf(hex, sizeof hex, " (0x%*llX)\n", static_cast<int>(2 * sizeof(T)), static_cast<unsigned long long>(bits));
+      std::snprintf(hex, sizeof hex, " (0x%*llX)\n", static_cast<int>(2 * sizeof(T)),
+                    static_cast<unsigned long long>(bits));
       out += hex;
     }
   });

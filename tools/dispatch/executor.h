@@ -7,10 +7,10 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
-#include <span>
 #include <memory>
 #include <optional>
 #include <ostream>
+#include <span>
 #include <vector>
 
 #include "model.h"
@@ -29,8 +29,8 @@ struct RunOptions {
   uint32_t warmup = 1;
   uint32_t verbosity = 0;  // 0: the median line; 1: cold and hot statistics; 2: and every sample
   bool exact_floats = false;
-  bool print_commands = false;             // DxDispatch's [StartCmd]/[EndCmd] lines around each command
-  std::filesystem::path output_folder;     // writeFile's relative paths start here (empty: working directory)
+  bool print_commands = false;          // DxDispatch's [StartCmd]/[EndCmd] lines around each command
+  std::filesystem::path output_folder;  // writeFile's relative paths start here (empty: working directory)
 };
 
 class Executor {

@@ -104,9 +104,8 @@ std::string blank_comments_and_trailing_commas(std::string_view text, const std:
     } else if ((c == '}' || c == ']') && pending_comma != std::string::npos) {
       json[pending_comma] = ' ';  // only after a value: "[,]" stays invalid, as in rapidjson
     }
-    pending_comma = c == ',' && last != 0 && last != '[' && last != '{' && last != ',' && last != ':'
-                        ? i
-                        : std::string::npos;
+    pending_comma =
+        c == ',' && last != 0 && last != '[' && last != '{' && last != ',' && last != ':' ? i : std::string::npos;
     last = c;
   }
   return json;
@@ -173,14 +172,16 @@ Node Node::at(std::string_view key) const {
 std::vector<std::pair<std::string, Node>> Node::members() const {
   expect(json().is_object(), "an object");
   std::vector<std::pair<std::string, Node>> result;
-  for (const auto& [key, value] : json().items()) result.emplace_back(key, Node(value, child_place(key), false, policy_));
+  for (const auto& [key, value] : json().items())
+    result.emplace_back(key, Node(value, child_place(key), false, policy_));
   return result;
 }
 
 std::vector<Node> Node::elements() const {
   expect(json().is_array(), "an array");
   std::vector<Node> result;
-  for (size_t i = 0; i < json().size(); ++i) result.push_back(Node(json()[i], place_ + "[" + std::to_string(i) + "]", false, policy_));
+  for (size_t i = 0; i < json().size(); ++i)
+    result.push_back(Node(json()[i], place_ + "[" + std::to_string(i) + "]", false, policy_));
   return result;
 }
 

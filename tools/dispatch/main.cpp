@@ -49,8 +49,9 @@ std::filesystem::path find_model(const opendml::tool::Options& options) {
   if (!options.input_folder.empty() && !std::filesystem::exists(path) && !path.is_absolute())
     path = options.input_folder / path;
   if (path.extension() == ".onnx")
-    throw ModelError(path.string(), "ONNX models run in DxDispatch through ONNX Runtime, which opendml does not "
-                                    "have; opendml-dispatch runs JSON models of DirectML operators");
+    throw ModelError(path.string(),
+                     "ONNX models run in DxDispatch through ONNX Runtime, which opendml does not "
+                     "have; opendml-dispatch runs JSON models of DirectML operators");
   return path;
 }
 
@@ -73,12 +74,11 @@ int main(int argc, char** argv) {
     // The device first, so that the memory budget knows whether its buffers take host memory;
     // its line follows the model's checks, which print nothing but an error.
     const opendml::Device device = open_adapter(options.adapter);
-    opendml::tool::LoadContext context{{options.max_memory.value_or(opendml::tool::available_memory()),
-                                        device.name().starts_with("cpu")},
-                                       {options.strict, &std::cerr},
-                                       options.input_folder,
-                                       options.ieee_values ? opendml::tool::Rounding::kIeee
-                                                           : opendml::tool::Rounding::kDxDispatch};
+    opendml::tool::LoadContext context{
+        {options.max_memory.value_or(opendml::tool::available_memory()), device.name().starts_with("cpu")},
+        {options.strict, &std::cerr},
+        options.input_folder,
+        options.ieee_values ? opendml::tool::Rounding::kIeee : opendml::tool::Rounding::kDxDispatch};
     const opendml::tool::Model model = opendml::tool::load_model(model_path, context);
     std::cout << "Running on '" << device.name() << "'\n";
     opendml::tool::Executor executor(model, device, options.run);

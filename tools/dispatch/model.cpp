@@ -2,7 +2,6 @@
 
 #include <string_view>
 
-
 #include "json_node.h"
 
 namespace opendml::tool {

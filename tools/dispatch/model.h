@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "budget.h"
-#include "files.h"
 #include "elements.h"
+#include "files.h"
 #include "json_node.h"
 #include "opendml/opendml.hpp"
 
@@ -39,7 +39,6 @@ struct Resource {
   // uploaded, so that the tool never holds a second copy of a large resource.
   FillElements fill;
 };
-
 
 // A byte range of a resource's device buffer.
 struct Region {
@@ -101,7 +100,7 @@ struct Model {
 struct LoadContext {
   MemoryBudget budget;
   KeyPolicy keys;
-  std::filesystem::path input_folder;  // sourcePaths start here; empty: the model's folder
+  std::filesystem::path input_folder;         // sourcePaths start here; empty: the model's folder
   Rounding rounding = Rounding::kDxDispatch;  // of FLOAT16 values and sequences (--ieee-values)
 };
 

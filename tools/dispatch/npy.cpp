@@ -195,8 +195,8 @@ NpyArray parse_npy(std::span<const std::byte> bytes, const std::string& file_nam
 
 std::vector<std::byte> npy_header(DML_TENSOR_DATA_TYPE type, std::span<const uint64_t> shape) {
   const char order = element_bytes(type) == 1 ? '|' : '<';
-  std::string header = std::string("{'descr': '") + order + dtype_code(type) + "', 'fortran_order': False, 'shape': " +
-                       shape_text({shape.begin(), shape.end()}) + ", }";
+  std::string header = std::string("{'descr': '") + order + dtype_code(type) +
+                       "', 'fortran_order': False, 'shape': " + shape_text({shape.begin(), shape.end()}) + ", }";
   // NumPy pads the header with spaces so that the data starts at a multiple of 64, then a newline.
   header.append(63 - (10 + header.size()) % 64, ' ');
   header += '\n';

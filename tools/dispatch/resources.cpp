@@ -73,16 +73,18 @@ InitialValues from_array(const Node& values, DML_TENSOR_DATA_TYPE type, const Re
   return held(type, std::move(bytes));
 }
 
-// DxDispatch's list without initialValuesDataType: [{"type": "UINT32", "value": 42}, ...], each
+// DxDispatch's list without initialValuesDataType (or with UNKNOWN): [{"type": "UINT32", "value": 42}, ...], each
 // element in its own type, packed. The resource's elements are then its bytes (UINT8), which is
 // how print shows them and bindings count them. DxDispatch has no FLOAT16 here; opendml allows it.
 InitialValues from_mixed_list(const Node& values, const Reader& reader) {
   if (!values.json().empty() && !values.json()[0].is_object())
-    values.fail("initialValuesDataType is required for an array of values (without it, each element is an object "
-                "{\"type\", \"value\"}: DxDispatch's mixed list)");
+    values.fail(
+        "initialValuesDataType is required for an array of values (without it, each element is an object "
+        "{\"type\", \"value\"}: DxDispatch's mixed list)");
   std::vector<std::byte> bytes;
   for (const Node& element : values.elements()) {
-    element.expect_object({"type", "value"});
+    element.expect_object({"name", "type", "value"});  // a name documents the value
+    if (const std::optional<Node> label = element.find("name")) label->string();
     const DML_TENSOR_DATA_TYPE type = read_data_type(element.at("type"));
     if (!is_element_type(type)) element.at("type").fail(std::string(data_type_name(type)) + " is not supported here");
     std::array<std::byte, 8> scratch;
@@ -190,7 +192,8 @@ FillElements exact_sequence(const Node& values, DML_TENSOR_DATA_TYPE type, uint6
 // adds in float and truncates back (half.hpp). The float kinds are generated in order, continuing
 // from where the previous call stopped, as uploads ask for them.
 template <class T>
-FillElements dxdispatch_sequence(const std::array<std::byte, 8>& start_bytes, const std::array<std::byte, 8>& delta_bytes) {
+FillElements dxdispatch_sequence(const std::array<std::byte, 8>& start_bytes,
+                                 const std::array<std::byte, 8>& delta_bytes) {
   T start, delta;
   std::memcpy(&start, start_bytes.data(), sizeof(T));
   std::memcpy(&delta, delta_bytes.data(), sizeof(T));
@@ -205,8 +208,8 @@ FillElements dxdispatch_sequence(const std::array<std::byte, 8>& start_bytes, co
     if constexpr (std::is_integral_v<T>) {
       using U = std::make_unsigned_t<T>;
       for (size_t k = 0; k < n; ++k)
-        elements[k] = static_cast<T>(static_cast<U>(static_cast<uint64_t>(start) +
-                                                    (first + k) * static_cast<uint64_t>(delta)));
+        elements[k] =
+            static_cast<T>(static_cast<U>(static_cast<uint64_t>(start) + (first + k) * static_cast<uint64_t>(delta)));
     } else {
       if (first != state->next) *state = State{0, start};
       const auto step = [&](T v) {
@@ -246,7 +249,8 @@ InitialValues from_file(const Node& values, const std::optional<DML_TENSOR_DATA_
   const std::filesystem::path path = (reader.folder / source.string()).lexically_normal();
   const std::string extension = path.extension().string();
   if (extension == ".jpg" || extension == ".png" || extension == ".jpeg")
-    source.fail("'" + path.string() + "' is an image; DxDispatch decodes images with Windows Imaging Component, "
+    source.fail("'" + path.string() +
+                "' is an image; DxDispatch decodes images with Windows Imaging Component, "
                 "which has no Linux counterpart here: convert it to .npy");
   const FileFormat format = file_format(path, source.place());
   std::vector<std::byte> bytes =
@@ -270,13 +274,15 @@ InitialValues from_file(const Node& values, const std::optional<DML_TENSOR_DATA_
 
 InitialValues load_initial_values(const Node& values, const std::optional<Node>& type_node, const Reader& reader) {
   std::optional<DML_TENSOR_DATA_TYPE> type;
-  if (type_node) {
+  // DxDispatch's models write UNKNOWN for the mixed list's resource: the same as leaving it out.
+  const bool unknown = type_node && type_node->json().is_string() &&
+                       (type_node->json() == "UNKNOWN" || type_node->json() == "DML_TENSOR_DATA_TYPE_UNKNOWN");
+  if (type_node && !unknown) {
     type = read_data_type(*type_node);
     if (!is_element_type(*type))
       type_node->fail(std::string(data_type_name(*type)) + " is not supported for resources (4-bit elements)");
   }
-  if (values.json().is_array())
-    return type ? from_array(values, *type, reader) : from_mixed_list(values, reader);
+  if (values.json().is_array()) return type ? from_array(values, *type, reader) : from_mixed_list(values, reader);
   if (values.json().is_string() && values.json() == "deferred")
     values.fail("\"deferred\" resources are bound by DxDispatch's ONNX dispatchables, which opendml does not run");
   if (!values.json().is_object())

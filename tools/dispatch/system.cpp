@@ -82,7 +82,8 @@ std::string dependency_versions() {
   int runtime = 0, driver = 0;
   const auto version = [](int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); };
   text += "CUDA runtime " + (cudaRuntimeGetVersion(&runtime) == cudaSuccess ? version(runtime) : "unknown") + "\n";
-  text += "CUDA driver " + (cudaDriverGetVersion(&driver) == cudaSuccess && driver != 0 ? version(driver) : "none") + "\n";
+  text +=
+      "CUDA driver " + (cudaDriverGetVersion(&driver) == cudaSuccess && driver != 0 ? version(driver) : "none") + "\n";
 #else
   text += "CUDA: not in this build\n";
 #endif

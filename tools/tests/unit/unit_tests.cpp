@@ -15,12 +15,12 @@ namespace {
 
 int failures = 0;
 
-#define CHECK(condition)                                                   \
-  do {                                                                     \
-    if (!(condition)) {                                                    \
+#define CHECK(condition)                                                                 \
+  do {                                                                                   \
+    if (!(condition)) {                                                                  \
       std::fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #condition); \
-      ++failures;                                                          \
-    }                                                                      \
+      ++failures;                                                                        \
+    }                                                                                    \
   } while (0)
 
 using namespace opendml::tool;
