@@ -108,7 +108,7 @@ void Executor::dispatch(const Command& command, const DispatchCommand& dispatch,
   const bool any_owned = std::find(d.owned_inputs.begin(), d.owned_inputs.end(), true) != d.owned_inputs.end();
 
   const NvtxRange range("Dispatch: " + d.name);
-  GpuTimer gpu(device_.name().starts_with("cuda"));
+  GpuTimer gpu(device_.name());
   std::vector<double> samples, gpu_samples;
   at_place(command.place, [&] {
     if (!op.initialized) {

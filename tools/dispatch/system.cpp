@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 
 #ifdef OPENDML_TOOL_CUDA
@@ -91,7 +92,8 @@ std::string dependency_versions() {
 }
 
 #ifdef OPENDML_TOOL_CUDA
-GpuTimer::GpuTimer(bool active) : active_(active) {
+GpuTimer::GpuTimer(const std::string& device_name) : active_(device_name.starts_with("cuda:")) {
+  if (active_ && cudaSetDevice(std::atoi(device_name.c_str() + 5)) != cudaSuccess) active_ = false;
   for (void*& event : events_) {
     cudaEvent_t e = nullptr;
     if (active_ && cudaEventCreate(&e) != cudaSuccess) active_ = false;
@@ -118,7 +120,7 @@ double GpuTimer::elapsed_ms() {
 NvtxRange::NvtxRange(const std::string& name) { nvtxRangePushA(name.c_str()); }
 NvtxRange::~NvtxRange() { nvtxRangePop(); }
 #else
-GpuTimer::GpuTimer(bool) : active_(false) {}
+GpuTimer::GpuTimer(const std::string&) : active_(false) {}
 GpuTimer::~GpuTimer() = default;
 void GpuTimer::start() {}
 void GpuTimer::stop() {}

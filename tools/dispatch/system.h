@@ -27,7 +27,8 @@ std::string dependency_versions();
 // in a build without CUDA.
 class GpuTimer {
  public:
-  explicit GpuTimer(bool active);
+  // Active on a CUDA device, whose name starts "cuda:N": the events are made on device N.
+  explicit GpuTimer(const std::string& device_name);
   ~GpuTimer();
   GpuTimer(const GpuTimer&) = delete;
   GpuTimer& operator=(const GpuTimer&) = delete;
