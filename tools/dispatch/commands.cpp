@@ -143,17 +143,17 @@ Command load_command(const Node& node, const Model& model) {
     const Node target = node.at("targetPath");
     const std::filesystem::path path = target.string();
     const size_t resource = find_named(node.at("resource"), model.resources, "resources");
-    std::vector<uint64_t> shape{model.resources[resource].initial_count};
-    // A .npy file's shape; its elements must be as many as the resource's initial values.
+    std::vector<uint64_t> shape{model.resources[resource].file_count};
+    // A .npy file's shape; its elements must be as many as the file holds.
     if (const std::optional<Node> dimensions = node.find("dimensions")) {
       const std::vector<uint32_t> sizes = dimensions->uint32_array();
       shape.assign(sizes.begin(), sizes.end());
       uint64_t count = 1;
       for (const uint32_t size : sizes)
         if (__builtin_mul_overflow(count, size, &count)) count = UINT64_MAX;
-      if (count != model.resources[resource].initial_count)
+      if (count != model.resources[resource].file_count)
         dimensions->fail("hold " + std::to_string(count) + " elements but resource '" + model.resources[resource].name +
-                         "' has " + std::to_string(model.resources[resource].initial_count) + " initial values");
+                         "' writes " + std::to_string(model.resources[resource].file_count) + " (its buffer's)");
     }
     return {node.place(), node.json().dump(),
             WriteFileCommand{resource, path, file_format(path, target.place()), std::move(shape)}};

@@ -323,9 +323,12 @@ Resource load_resource(const std::string& name, const Node& node, const std::fil
         requested->fail("is " + std::to_string(bytes) + "; the limit is " + std::to_string(kMaxResourceBytes));
       size = bytes;
     }
+    // writeFile writes DxDispatch's buffer: sizeInBytes as given, else the values' size rounded up
+    // to 4; the device buffer is always rounded up to 4.
+    const uint64_t file_count = (node.find("sizeInBytes") ? size : (size + 3) & ~uint64_t{3}) / element;
     size = (size + 3) & ~uint64_t{3};
     context.budget.take(size, true, node.place(), "its device buffer");
-    return {name, values.type, values.count, offset, size, std::move(values.fill)};
+    return {name, values.type, values.count, file_count, offset, size, std::move(values.fill)};
   } catch (const std::bad_alloc&) {
     node.fail("out of memory while reading its initial values");
   }

@@ -150,9 +150,9 @@ def check_write_file(tool, model):
     expected = {
         "values.npy": ("<f4", 3, struct.pack("<3f", 1, 2.5, -3)),
         "half.npy": ("<f2", 2, struct.pack("<2e", 1, -2)),
-        "bytes.npy": ("|u1", 3, bytes([0, 7, 255])),
+        "bytes.npy": ("|u1", 64, bytes([0, 7, 255]) + bytes(61)),  # the whole sizeInBytes, as DxDispatch
         "wide.npy": ("<i8", 1, struct.pack("<q", -(2**40))),
-        "sub/folder/matrix.npy": ("|u1", (1, 3), bytes([0, 7, 255])),  # "dimensions"; folders made
+        "sub/folder/matrix.npy": ("|u1", (8, 8), bytes([0, 7, 255]) + bytes(61)),  # "dimensions"; folders made
     }
     with tempfile.TemporaryDirectory() as cwd:
         result = run(tool, ["--adapter", "cpu", model], cwd)
