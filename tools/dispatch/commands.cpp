@@ -1,9 +1,11 @@
-// commands[i]: dispatch (with its bindings), print, writeFile.
+// commands[i]: dispatch (with its bindings), print, writeFile; and the bindings a dispatchable
+// gives its OWNED_BY_DML inputs, which are read the same way.
 #include <algorithm>
 
 #include "elements.h"
 #include "json_node.h"
 #include "model.h"
+#include "model_enums.h"
 
 namespace opendml::tool {
 namespace {
@@ -17,8 +19,14 @@ size_t find_named(const Node& node, const std::vector<Named>& items, const char*
   return static_cast<size_t>(it - items.begin());
 }
 
-// A resource name (its whole buffer), or { "name", "elementOffset"?, "elementCount"? } counted in
-// elements of the resource's initial data type.
+// DxDispatch's binding keys for HLSL and ONNX dispatchables: a view's DXGI format, a counter buffer,
+// a tensor shape. A DirectML operator's tensor desc says all of that, so they are read and ignored.
+constexpr std::string_view kBindingFields[] = {"name",   "elementOffset", "elementCount",       "elementSizeInBytes",
+                                               "format", "counter",       "counterOffsetBytes", "shape"};
+
+// A resource name (its whole buffer), or { "name", "elementOffset"?, "elementCount"?,
+// "elementSizeInBytes"? } counted in elements of elementSizeInBytes bytes, by default the size of an
+// element of the resource's initial data type (as in DxDispatch).
 Region load_region(const Node& node, const Model& model) {
   if (node.json().is_string()) {
     const size_t resource = find_named(node, model.resources, "resources");
@@ -27,17 +35,24 @@ Region load_region(const Node& node, const Model& model) {
   if (!node.json().is_object())
     node.fail("must be a resource name or { \"name\", \"elementOffset\", \"elementCount\" }, not " +
               json_type_name(node.json()));
-  node.expect_object({"name", "elementOffset", "elementCount"});
+  node.expect_object(kBindingFields);
+  for (const char* ignored : {"format", "counter"})
+    if (const std::optional<Node> field = node.find(ignored)) field->string();
+  if (const std::optional<Node> field = node.find("counterOffsetBytes")) field->uint64();
+  if (const std::optional<Node> field = node.find("shape")) field->elements();
   const Resource& resource = model.resources[find_named(node.at("name"), model.resources, "resources")];
-  const uint64_t size = element_bytes(resource.type);
+  const std::optional<Node> size_node = node.find("elementSizeInBytes");
+  const uint64_t given_size = size_node ? size_node->uint32() : 0;
+  const uint64_t size = given_size != 0 ? given_size : element_bytes(resource.type);
   const uint64_t capacity = resource.size_in_bytes / size;
-  const std::string room = "resource '" + resource.name + "' has room for " + std::to_string(capacity) + " " +
-                           std::string(data_type_name(resource.type)) + " elements";
+  const std::string room = "resource '" + resource.name + "' has room for " + std::to_string(capacity) +
+                           (given_size != 0 ? " elements of " + std::to_string(size) + " bytes"
+                                            : " " + std::string(data_type_name(resource.type)) + " elements");
   const std::optional<Node> offset_node = node.find("elementOffset");
   const uint64_t offset = offset_node ? offset_node->uint64() : 0;
-  if (offset >= capacity) offset_node->fail("is " + std::to_string(offset) + " but " + room);
+  if (offset >= capacity) (offset_node ? *offset_node : node).fail("is " + std::to_string(offset) + " but " + room);
   uint64_t bytes = resource.size_in_bytes - offset * size;
-  if (const std::optional<Node> count_node = node.find("elementCount")) {
+  if (const std::optional<Node> count_node = node.find("elementCount"); count_node && count_node->uint64() != 0) {
     const uint64_t count = count_node->uint64();
     if (count > capacity - offset)
       count_node->fail("is " + std::to_string(count) + " from elementOffset " + std::to_string(offset) + " but " +
@@ -47,47 +62,101 @@ Region load_region(const Node& node, const Model& model) {
   return {static_cast<size_t>(&resource - model.resources.data()), offset * size, bytes};
 }
 
+// The regions one bind point's value gives: a binding, or an array of as many as it has tensors.
+std::vector<Region> load_bind_point(const Node& value, const BindPoint& point, const Model& model) {
+  const std::vector<Node> items = value.json().is_array() ? value.elements() : std::vector<Node>{value};
+  if (items.size() != point.count)
+    value.fail("binds " + std::to_string(items.size()) + " resources but " + point.name + " has " +
+               std::to_string(point.count) + " tensors");
+  std::vector<Region> regions;
+  for (const Node& item : items) regions.push_back(load_region(item, model));
+  return regions;
+}
+
+std::vector<std::string_view> bind_point_names(const Dispatchable& op) {
+  std::vector<std::string_view> names;
+  for (const BindPoint& point : op.bind_points) names.push_back(point.name);
+  return names;
+}
+
 DispatchCommand load_dispatch(const Node& node, const Model& model) {
   const size_t index = find_named(node.at("dispatchable"), model.dispatchables, "dispatchables");
   const Dispatchable& op = model.dispatchables[index];
+  // DxDispatch's thread-group count of an HLSL dispatch: DirectML operators choose their own.
+  if (const std::optional<Node> groups = node.find("threadGroupCount")) {
+    const std::vector<uint32_t> counts = groups->uint32_array();
+    if (counts.size() != 3) groups->fail("must be an array of 3 counts, as in DxDispatch");
+  }
   const Node bindings = node.at("bindings");
-  std::vector<std::string_view> names;
-  for (const BindPoint& point : op.bind_points) names.push_back(point.name);
-  bindings.expect_object(names);
+  bindings.expect_object(bind_point_names(op));
 
   DispatchCommand dispatch{index, {}, {}};
   for (const BindPoint& point : op.bind_points) {
-    const Node value = bindings.at(point.name);
-    const std::vector<Node> items = value.json().is_array() ? value.elements() : std::vector<Node>{value};
-    if (items.size() != point.count)
-      value.fail("binds " + std::to_string(items.size()) + " resources but " + point.name + " has " +
-                 std::to_string(point.count) + " tensors");
     std::vector<Region>& regions = point.output ? dispatch.outputs : dispatch.inputs;
     regions.resize(std::max<size_t>(regions.size(), point.first + point.count));
-    for (uint32_t i = 0; i < point.count; ++i) regions[point.first + i] = load_region(items[i], model);
+    const std::optional<Node> value = bindings.find(point.name);
+    if (!value && point.bound_at_initialize) {
+      for (uint32_t i = 0; i < point.count; ++i) regions[point.first + i] = *op.initialize_inputs[point.first + i];
+      continue;
+    }
+    if (!value) bindings.fail("missing required field '" + point.name + "'");
+    const std::vector<Region> given = load_bind_point(*value, point, model);
+    std::copy(given.begin(), given.end(), regions.begin() + point.first);
   }
   return dispatch;
 }
 
 }  // namespace
 
+void load_initialize_bindings(const Node& bindings, Dispatchable& dispatchable, const Model& model) {
+  bindings.expect_object(bind_point_names(dispatchable));
+  dispatchable.initialize_inputs.resize(dispatchable.owned_inputs.size());
+  for (BindPoint& point : dispatchable.bind_points) {
+    const std::optional<Node> value = bindings.find(point.name);
+    if (!value) continue;
+    const auto owned = dispatchable.owned_inputs.begin() + point.first;
+    if (point.output || !std::all_of(owned, owned + point.count, std::identity()))
+      value->fail("is bound at initialize, which only inputs flagged OWNED_BY_DML are; bind it in each dispatch");
+    const std::vector<Region> regions = load_bind_point(*value, point, model);
+    std::copy(regions.begin(), regions.end(), dispatchable.initialize_inputs.begin() + point.first);
+    point.bound_at_initialize = true;
+  }
+}
+
 Command load_command(const Node& node, const Model& model) {
   const Node type = node.at("type");
-  const std::string kind = type.string();
-  if (kind == "dispatch") {
-    node.expect_object({"type", "dispatchable", "bindings"});
-    return {node.place(), load_dispatch(node, model)};
+  const std::string kind = type.string();  // in any case, as DxDispatch compares them
+  if (equal_ignoring_case(kind, "dispatch")) {
+    node.expect_object({"type", "dispatchable", "bindings", "threadGroupCount"});
+    return {node.place(), node.json().dump(), load_dispatch(node, model)};
   }
-  if (kind == "print") {
-    node.expect_object({"type", "resource"});
-    return {node.place(), PrintCommand{find_named(node.at("resource"), model.resources, "resources")}};
+  if (equal_ignoring_case(kind, "print")) {
+    node.expect_object({"type", "resource", "verbose"});
+    const std::optional<Node> verbose = node.find("verbose");
+    if (verbose && !verbose->json().is_boolean()) verbose->fail("must be true or false");
+    return {node.place(), node.json().dump(),
+            PrintCommand{find_named(node.at("resource"), model.resources, "resources"),
+                         verbose && verbose->json().get<bool>()}};
   }
-  if (kind == "writeFile") {
-    node.expect_object({"type", "resource", "targetPath"});
+  if (equal_ignoring_case(kind, "writeFile")) {
+    node.expect_object({"type", "resource", "targetPath", "dimensions"});
     const Node target = node.at("targetPath");
     const std::filesystem::path path = target.string();
-    return {node.place(), WriteFileCommand{find_named(node.at("resource"), model.resources, "resources"), path,
-                                           file_format(path, target.place())}};
+    const size_t resource = find_named(node.at("resource"), model.resources, "resources");
+    std::vector<uint64_t> shape{model.resources[resource].file_count};
+    // A .npy file's shape; its elements must be as many as the file holds.
+    if (const std::optional<Node> dimensions = node.find("dimensions")) {
+      const std::vector<uint32_t> sizes = dimensions->uint32_array();
+      shape.assign(sizes.begin(), sizes.end());
+      uint64_t count = 1;
+      for (const uint32_t size : sizes)
+        if (__builtin_mul_overflow(count, size, &count)) count = UINT64_MAX;
+      if (count != model.resources[resource].file_count)
+        dimensions->fail("hold " + std::to_string(count) + " elements but resource '" + model.resources[resource].name +
+                         "' writes " + std::to_string(model.resources[resource].file_count) + " (its buffer's)");
+    }
+    return {node.place(), node.json().dump(),
+            WriteFileCommand{resource, path, file_format(path, target.place()), std::move(shape)}};
   }
   type.fail("'" + kind + "' is not a command type (dispatch, print, writeFile)");
 }

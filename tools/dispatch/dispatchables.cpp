@@ -4,6 +4,7 @@
 #include <map>
 #include <span>
 
+#include "errors.h"
 #include "json_node.h"
 #include "model.h"
 #include "model_enums.h"
@@ -67,11 +68,35 @@ const OperatorSpec kOperators[] = {
      }},
 };
 
+// DxDispatch's dispatchables that are not DirectML operators: each needs Direct3D 12 or ONNX Runtime.
+constexpr std::pair<std::string_view, std::string_view> kOtherKinds[] = {
+    {"hlsl", "an HLSL compute shader, compiled by DXC for Direct3D 12"},
+    {"onnx", "an ONNX model, run by ONNX Runtime's DirectML provider"},
+    {"dmlSerializedGraph", "a serialized DirectML graph, which needs DirectML itself"},
+};
+
 const OperatorSpec& read_operator_type(const Node& node) {
+  const std::string type = node.string();
+  for (const auto& [kind, what] : kOtherKinds)
+    if (equal_ignoring_case(type, kind))
+      node.fail("'" + type + "' dispatchables (" + std::string(what) +
+                ") do not run with opendml, which runs DirectML operators only");
   std::vector<std::string_view> names;
   for (const OperatorSpec& op : kOperators) names.push_back(op.name);
-  return kOperators[read_enum(node, "DML_OPERATOR_", names)];
+  const std::string_view name = std::string_view(type).substr(type.starts_with("DML_OPERATOR_") ? 13 : 0);
+  for (size_t i = 0; i < names.size(); ++i)
+    if (names[i] == name) return kOperators[i];
+  node.fail("'" + type + "' is not an operator opendml implements (" +
+            comma_list(names, [](std::string_view n) { return "DML_OPERATOR_" + std::string(n); }) + ")");
 }
+
+// DML_EXECUTION_FLAGS, bits 1, 2, 4. None changes what these operators compute (they copy exactly,
+// so half precision cannot apply), and opendml binds afresh at every execute (so descriptors are
+// always volatile): each is accepted and has no effect.
+constexpr std::string_view kExecutionFlagNames[] = {"NONE", "ALLOW_HALF_PRECISION_COMPUTATION", "DISABLE_META_COMMANDS",
+                                                    "DESCRIPTORS_VOLATILE"};
+// DxDispatch compiles one operator alone or as a graph of one node; both are the same operator here.
+constexpr std::string_view kCompileTypeNames[] = {"DmlCompileOp", "DmlCompileGraph"};
 
 // DML_BUFFER_TENSOR_DESC's fields, then DML_TENSOR_DESC's Type, which the short form allows.
 constexpr std::string_view kBufferFields[] = {"DataType",
@@ -104,9 +129,11 @@ opendml::TensorDesc read_buffer_desc(const Node& node, bool short_form) {
   }
   DML_TENSOR_FLAGS flags = DML_TENSOR_FLAG_NONE;
   if (const std::optional<Node> f = node.find("Flags"))
-    flags = static_cast<DML_TENSOR_FLAGS>(read_enum(*f, "DML_TENSOR_FLAG_", kFlagNames));
+    flags = static_cast<DML_TENSOR_FLAGS>(read_flags(*f, "DML_TENSOR_FLAG_", kFlagNames));
   opendml::TensorDesc desc(type, std::move(sizes), std::move(strides), flags);
-  if (const std::optional<Node> total = node.find("TotalTensorSizeInBytes")) desc.total_size(total->uint64());
+  // 0, as in DxDispatch, asks for the computed size (DMLCalcBufferTensorSize), as leaving it out does.
+  if (const std::optional<Node> total = node.find("TotalTensorSizeInBytes"); total && total->uint64() != 0)
+    desc.total_size(total->uint64());
   if (const std::optional<Node> alignment = node.find("GuaranteedBaseOffsetAlignment"))
     desc.alignment(alignment->uint32());
   return desc;
@@ -121,8 +148,10 @@ opendml::TensorDesc read_tensor_desc(const Node& node) {
   return read_buffer_desc(node.at("Desc"), false);
 }
 
-DescFields read_desc(const Node& desc, const OperatorSpec& op) {
-  std::vector<std::string_view> names;
+// The desc's fields, from `desc`; `extra` are the dispatchable's own keys where the fields are
+// written inline, beside them.
+DescFields read_desc(const Node& desc, const OperatorSpec& op, std::span<const std::string_view> extra) {
+  std::vector<std::string_view> names(extra.begin(), extra.end());
   for (const FieldSpec& field : op.fields) names.push_back(field.name);
   desc.expect_object(names);
 
@@ -146,14 +175,31 @@ DescFields read_desc(const Node& desc, const OperatorSpec& op) {
   return fields;
 }
 
+// A key DxDispatch reads in either case ("type" or "Type", as DirectML's structs spell it).
+std::optional<Node> find_either(const Node& node, std::string_view lower, std::string_view upper) {
+  const std::optional<Node> a = node.find(lower), b = node.find(upper);
+  if (a && b) b->fail("is given beside '" + std::string(lower) + "'; give one of them");
+  return a ? a : b;
+}
+
+constexpr std::string_view kDispatchableFields[] = {"type",           "Type",           "desc",    "Desc",
+                                                    "executionFlags", "dmlCompileType", "bindings"};
+
 }  // namespace
 
-Dispatchable load_dispatchable(const std::string& name, const Node& node) {
-  node.expect_object({"type", "desc"});
-  const OperatorSpec& op = read_operator_type(node.at("type"));
-  const DescFields fields = read_desc(node.at("desc"), op);
+Dispatchable load_dispatchable(const std::string& name, const Node& node, const Model& model) {
+  const std::optional<Node> type = find_either(node, "type", "Type");
+  if (!type) node.fail("missing required field 'type'");
+  const OperatorSpec& op = read_operator_type(*type);
+  if (const std::optional<Node> flags = node.find("executionFlags"))
+    read_flags(*flags, "DML_EXECUTION_FLAG_", kExecutionFlagNames);
+  if (const std::optional<Node> compile = node.find("dmlCompileType")) read_enum(*compile, "", kCompileTypeNames);
+  // The desc's fields in "desc" (or "Desc"), or, as DxDispatch also reads them, inline.
+  const std::optional<Node> desc = find_either(node, "desc", "Desc");
+  if (desc) node.expect_object(kDispatchableFields);
+  const DescFields fields = desc ? read_desc(*desc, op, {}) : read_desc(node, op, kDispatchableFields);
 
-  Dispatchable result{name, node.place(), op.make(fields), {}, {}};
+  Dispatchable result{name, node.place(), op.make(fields), {}, {}, {}};
   uint32_t positions[2] = {0, 0};  // inputs, outputs
   for (const FieldSpec& field : op.fields) {
     if (field.kind != FieldKind::kTensor && field.kind != FieldKind::kTensorArray) continue;
@@ -165,6 +211,7 @@ Dispatchable load_dispatchable(const std::string& name, const Node& node) {
     for (const opendml::TensorDesc& tensor : tensors)
       if (!field.output) result.owned_inputs.push_back(tensor.buffer().Flags & DML_TENSOR_FLAG_OWNED_BY_DML);
   }
+  if (const std::optional<Node> bindings = node.find("bindings")) load_initialize_bindings(*bindings, result, model);
   return result;
 }
 

@@ -1,7 +1,11 @@
 #include "elements.h"
 
+#include <algorithm>
+#include <bit>
+#include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <optional>
@@ -9,41 +13,23 @@
 namespace opendml::tool {
 namespace {
 
-// Rounds to the nearest FLOAT16, ties to even; nullopt when a finite value rounds to infinity.
-// Scaling by a power of two is exact in double, so nearbyint does the one and only rounding.
-std::optional<uint16_t> half_from_double(double value) {
-  const uint16_t sign = std::signbit(value) ? 0x8000 : 0;
-  if (std::isnan(value)) return static_cast<uint16_t>(sign | 0x7E00);
-  if (std::isinf(value)) return static_cast<uint16_t>(sign | 0x7C00);
-  const double magnitude = std::fabs(value);
-  if (magnitude < 0x1p-14) {  // subnormal: units of 2^-24; 1024 units is the smallest normal, 0x400
-    return static_cast<uint16_t>(sign | static_cast<uint16_t>(std::nearbyint(magnitude * 0x1p24)));
-  }
-  int exponent;
-  std::frexp(magnitude, &exponent);
-  --exponent;  // magnitude is in [2^exponent, 2^(exponent+1))
-  double mantissa = std::nearbyint(std::ldexp(magnitude, 10 - exponent));  // in [1024, 2048]
-  if (mantissa == 2048) {
-    mantissa = 1024;
-    ++exponent;
-  }
-  if (exponent > 15) return std::nullopt;
-  return static_cast<uint16_t>(sign | (exponent + 15) << 10 | (static_cast<uint16_t>(mantissa) - 1024));
-}
-
 std::string out_of_range(const Json& value, DML_TENSOR_DATA_TYPE type, const std::string& range) {
   return value.dump() + " is out of range for " + std::string(data_type_name(type)) + " (" + range + ")";
 }
 
+// nan, inf, -inf; otherwise six significant digits as DxDispatch prints (iostream's default, %g),
+// or with `exact` the shortest form that reads back to the same value.
 template <class T>
-void append_float(std::string& out, T value) {
+void append_float(std::string& out, T value, bool exact = true) {
+  char text[64];
   if (std::isnan(value)) {
     out += "nan";
   } else if (std::isinf(value)) {
     out += value < 0 ? "-inf" : "inf";
+  } else if (exact) {
+    out.append(text, std::to_chars(text, text + sizeof text, value).ptr);
   } else {
-    char text[64];
-    out.append(text, std::to_chars(text, text + sizeof text, value).ptr);  // shortest round-trip form
+    out.append(text, std::to_chars(text, text + sizeof text, value, std::chars_format::general, 6).ptr);
   }
 }
 
@@ -53,8 +39,9 @@ std::string read_float(const Json& value, double& result) {
     result = value.get<double>();
     return {};
   }
-  if (value.is_string()) {
-    const std::string text = value.get<std::string>();
+  if (value.is_string()) {  // in any case, as DxDispatch compares them
+    std::string text = value.get<std::string>();
+    std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
     if (text == "nan") result = std::numeric_limits<double>::quiet_NaN();
     if (text == "inf" || text == "-inf") result = text == "inf" ? INFINITY : -INFINITY;
     if (text == "nan" || text == "inf" || text == "-inf") return {};
@@ -64,14 +51,15 @@ std::string read_float(const Json& value, double& result) {
 }
 
 template <class T>
-std::string encode_float(const Json& value, DML_TENSOR_DATA_TYPE type, std::byte* dst) {
+std::string encode_float(const Json& value, DML_TENSOR_DATA_TYPE type, std::byte* dst, Rounding rounding) {
   double number;
   if (std::string why = read_float(value, number); !why.empty()) return why;
   T element;
   if constexpr (std::is_same_v<T, Half>) {
-    const std::optional<uint16_t> bits = half_from_double(number);
-    if (!bits) return out_of_range(value, type, "at most 65504 in magnitude");
-    element.bits = *bits;
+    element.bits =
+        rounding == Rounding::kIeee ? half_from_double(number) : half_from_float_truncating(static_cast<float>(number));
+    if (std::isfinite(number) && (element.bits & 0x7FFF) == 0x7C00)
+      return out_of_range(value, type, "at most 65504 in magnitude");
   } else {
     element = static_cast<T>(number);
     if (std::isfinite(number) && std::isinf(element)) {
@@ -120,13 +108,13 @@ std::string encode_integer(const Json& value, DML_TENSOR_DATA_TYPE type, std::by
 }
 
 template <class T>
-void append_element(std::string& out, const std::byte* src) {
+void append_element(std::string& out, const std::byte* src, bool exact) {
   T element;
   std::memcpy(&element, src, sizeof(T));
   if constexpr (std::is_same_v<T, Half>) {
-    append_float(out, half_to_float(element.bits));
+    append_float(out, half_to_float(element.bits), exact);
   } else if constexpr (std::is_floating_point_v<T>) {
-    append_float(out, element);
+    append_float(out, element, exact);
   } else {
     char text[32];
     out.append(text, std::to_chars(text, text + sizeof text, element).ptr);
@@ -134,6 +122,41 @@ void append_element(std::string& out, const std::byte* src) {
 }
 
 }  // namespace
+
+// On the bits, so that a sequence of 2^31 halves is generated at memory speed: the mantissa's 52
+// bits are cut to FLOAT16's 10 (fewer for subnormals), rounding once to nearest, ties to even; a
+// carry out of the mantissa moves to the next exponent, and past the largest finite half to inf.
+uint16_t half_from_double(double value) {
+  const uint64_t bits = std::bit_cast<uint64_t>(value);
+  const auto sign = static_cast<uint16_t>((bits >> 48) & 0x8000);
+  const uint64_t magnitude = bits & ~(uint64_t{1} << 63);
+  if (magnitude >= 0x7FF0000000000000) return sign | (magnitude > 0x7FF0000000000000 ? 0x7E00 : 0x7C00);
+  const int exponent = static_cast<int>(magnitude >> 52) - 1023;
+  if (exponent > 15) return sign | 0x7C00;
+  const uint64_t mantissa = (magnitude & ((uint64_t{1} << 52) - 1)) | (uint64_t{1} << 52);  // 53 bits
+  // Normal halves keep 10 fraction bits above the implicit one; subnormals count units of 2^-24.
+  const int shift = exponent >= -14 ? 42 : 28 - exponent;
+  if (shift > 54) return sign;  // below half the smallest subnormal
+  uint64_t half = mantissa >> shift;
+  if (exponent >= -14) half = (uint64_t(exponent + 15) << 10) | (half & 0x3FF);
+  const uint64_t rest = mantissa & ((uint64_t{1} << shift) - 1), halfway = uint64_t{1} << (shift - 1);
+  if (rest > halfway || (rest == halfway && (half & 1))) ++half;
+  return static_cast<uint16_t>(sign | std::min<uint64_t>(half, 0x7C00));
+}
+
+// half.hpp's float-to-half conversion as DxDispatch builds it (HALF_ROUND_STYLE -1): the bits
+// past FLOAT16's precision are cut off, rounding toward zero, but a magnitude of 2^16 or more
+// becomes infinity; a NaN keeps the top 10 bits of its payload.
+uint16_t half_from_float_truncating(float value) {
+  const uint32_t bits = std::bit_cast<uint32_t>(value);
+  const auto sign = static_cast<uint16_t>((bits >> 16) & 0x8000);
+  const uint32_t exponent = (bits >> 23) & 0xFF, mantissa = bits & 0x7FFFFF;
+  if (exponent == 0xFF) return sign | 0x7C00 | static_cast<uint16_t>(mantissa >> 13);
+  if (exponent > 142) return sign | 0x7C00;                                                           // 2^16 and above
+  if (exponent >= 113) return sign | static_cast<uint16_t>((exponent - 112) << 10 | mantissa >> 13);  // normal
+  if (exponent >= 103) return sign | static_cast<uint16_t>((mantissa | 0x800000) >> (126 - exponent));  // subnormal
+  return sign;
+}
 
 float half_to_float(uint16_t bits) {
   const bool negative = bits & 0x8000;
@@ -156,21 +179,38 @@ bool is_element_type(DML_TENSOR_DATA_TYPE type) {
 
 uint32_t element_bytes(DML_TENSOR_DATA_TYPE type) { return data_type_info(type)->bits / 8; }
 
-std::string encode_element(const Json& value, DML_TENSOR_DATA_TYPE type, std::byte* dst) {
+std::string encode_element(const Json& value, DML_TENSOR_DATA_TYPE type, std::byte* dst, Rounding rounding) {
   return visit_element_type(type, [&]<class T>(std::type_identity<T>) {
     if constexpr (std::is_same_v<T, Half> || std::is_floating_point_v<T>)
-      return encode_float<T>(value, type, dst);
+      return encode_float<T>(value, type, dst, rounding);
     else
       return encode_integer<T>(value, type, dst);
   });
 }
 
-std::string format_elements(DML_TENSOR_DATA_TYPE type, std::span<const std::byte> elements) {
+std::string format_elements(DML_TENSOR_DATA_TYPE type, std::span<const std::byte> elements,
+                            const ElementFormat& format) {
   std::string out;
   visit_element_type(type, [&]<class T>(std::type_identity<T>) {
-    for (size_t offset = 0; offset + sizeof(T) <= elements.size(); offset += sizeof(T)) {
-      if (offset > 0) out += ", ";
-      append_element<T>(out, elements.data() + offset);
+    uint64_t index = format.first_index;
+    for (size_t offset = 0; offset + sizeof(T) <= elements.size(); offset += sizeof(T), ++index) {
+      if (!format.verbose) {
+        if (index > 0) out += ", ";
+        append_element<T>(out, elements.data() + offset, format.exact);
+        continue;
+      }
+      // DxDispatch's verbose line: "[index] value (0xBITS)", the index right-aligned to the width of
+      // the largest, the bits in upper-case hex right-aligned to two characters per byte.
+      const std::string number = std::to_string(index);
+      const size_t width = std::to_string(format.count).size();
+      out += "[" + std::string(width > number.size() ? width - number.size() : 0, ' ') + number + "] ";
+      append_element<T>(out, elements.data() + offset, format.exact);
+      uint64_t bits = 0;
+      std::memcpy(&bits, elements.data() + offset, sizeof(T));
+      char hex[24];
+      std::snprintf(hex, sizeof hex, " (0x%*llX)\n", static_cast<int>(2 * sizeof(T)),
+                    static_cast<unsigned long long>(bits));
+      out += hex;
     }
   });
   return out;

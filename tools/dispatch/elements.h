@@ -22,6 +22,15 @@ struct Half {
 };
 
 float half_to_float(uint16_t bits);  // exact
+// The nearest FLOAT16 (ties to even); a finite value beyond 65504 after rounding becomes infinity.
+uint16_t half_from_double(double value);
+// DxDispatch's conversion (half.hpp's default): toward zero; 2^16 and above become infinity.
+uint16_t half_from_float_truncating(float value);
+
+// How a JSON number becomes a FLOAT16: as DxDispatch converts it (to float, rounding to nearest,
+// then to FLOAT16 toward zero), the default so that a model's bytes are DxDispatch's; or, with
+// --ieee-values, rounded once to the nearest FLOAT16. Other types are the same either way.
+enum class Rounding { kDxDispatch, kIeee };
 
 // Calls f(std::type_identity<T>{}) where T is the C++ type of an element of `type`: float,
 // Half, double, or a fixed-width integer. Types without one (4-bit, unknown) are a bug here:
@@ -48,14 +57,24 @@ decltype(auto) visit_element_type(DML_TENSOR_DATA_TYPE type, F&& f) {
 bool is_element_type(DML_TENSOR_DATA_TYPE type);
 uint32_t element_bytes(DML_TENSOR_DATA_TYPE type);
 
-// Writes `value` (a JSON number; or "nan", "inf", "-inf" for a float type) as one element of
-// `type` at dst. Returns why it cannot (not a number, not a whole number for an integer type, out
-// of the type's range), or an empty string on success.
-std::string encode_element(const Json& value, DML_TENSOR_DATA_TYPE type, std::byte* dst);
+// Writes `value` (a JSON number; or "nan", "inf", "-inf" in any case for a float type) as one
+// element of `type` at dst. Returns why it cannot (not a number, not a whole number for an integer
+// type, out of the type's range), or an empty string on success.
+std::string encode_element(const Json& value, DML_TENSOR_DATA_TYPE type, std::byte* dst,
+                           Rounding rounding = Rounding::kIeee);
 
-// "v0, v1, ...": integers in decimal; floats without decimals when whole (1, 2, 3), otherwise in
-// the shortest form that reads back to the same value (3.5, -5.2), and nan, inf, -inf. FLOAT16
-// is converted exactly to float first.
-std::string format_elements(DML_TENSOR_DATA_TYPE type, std::span<const std::byte> elements);
+// How print writes elements. Integers print in decimal; floats with six significant digits as
+// DxDispatch prints them, or `exact`ly in the shortest form that reads back to the same value
+// (3.5, -5.2, 0.099975586), and nan, inf, -inf. FLOAT16 is converted exactly to float first.
+struct ElementFormat {
+  bool exact = false;
+  bool verbose = false;      // DxDispatch's "[index] value (0xBITS)" lines instead of "v0, v1, ..."
+  uint64_t first_index = 0;  // of the first element given: chunks of one resource follow each other
+  uint64_t count = 0;        // elements in the whole resource: the width of a verbose index
+};
+
+// The elements' text: "v0, v1, ..." (", " first when first_index > 0), or one verbose line each.
+std::string format_elements(DML_TENSOR_DATA_TYPE type, std::span<const std::byte> elements,
+                            const ElementFormat& format);
 
 }  // namespace opendml::tool

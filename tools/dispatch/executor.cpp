@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 
 #include "elements.h"
 #include "errors.h"
 #include "npy.h"
+#include "system.h"
 
 namespace opendml::tool {
 namespace {
@@ -19,20 +21,40 @@ odml_buffer_binding whole(const std::unique_ptr<opendml::Buffer>& buffer) {
   return buffer ? buffer->binding() : odml_buffer_binding{};
 }
 
-double median(std::vector<double> samples) {
-  std::sort(samples.begin(), samples.end());
-  const size_t middle = samples.size() / 2;
-  return samples.size() % 2 ? samples[middle] : (samples[middle - 1] + samples[middle]) / 2;
+// DxDispatch's statistics of a run of samples; its median is the upper one of an even count.
+struct Stats {
+  size_t count = 0;
+  double average = 0, min = 0, median = 0, max = 0;
+};
+
+Stats statistics(std::span<const double> samples) {
+  Stats stats;
+  if (samples.empty()) return stats;
+  std::vector<double> sorted(samples.begin(), samples.end());
+  std::sort(sorted.begin(), sorted.end());
+  double sum = 0;
+  for (const double sample : sorted) sum += sample;
+  return {sorted.size(), sum / sorted.size(), sorted.front(), sorted[sorted.size() / 2], sorted.back()};
+}
+
+std::string fixed(double value, int decimals) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", decimals, value);
+  return text;
+}
+
+std::string stats_line(const char* what, const Stats& s) {
+  return std::string(what) + " : " + std::to_string(s.count) + " samples, " + fixed(s.average, 4) + " ms average, " +
+         fixed(s.min, 4) + " ms min, " + fixed(s.median, 4) + " ms median, " + fixed(s.max, 4) + " ms max\n";
 }
 
 }  // namespace
 
-Executor::Executor(const Model& model, const opendml::Device& device, DML_FEATURE_LEVEL feature_level,
-                   std::optional<uint32_t> timed_iterations)
-    : model_(model), device_(device), timed_iterations_(timed_iterations) {
+Executor::Executor(const Model& model, const opendml::Device& device, const RunOptions& options)
+    : model_(model), device_(device), options_(options) {
   for (const Dispatchable& d : model.dispatchables) {
     at_place(d.place, [&] {
-      opendml::CompiledOperator compiled = opendml::Operator(device_, *d.desc, feature_level).compile();
+      opendml::CompiledOperator compiled = opendml::Operator(device_, *d.desc, options.feature_level).compile();
       const odml_binding_properties properties = compiled.binding_properties();
       operators_.push_back({std::move(compiled), allocate(device_, properties.temporary_size_in_bytes),
                             allocate(device_, properties.persistent_size_in_bytes)});
@@ -41,36 +63,53 @@ Executor::Executor(const Model& model, const opendml::Device& device, DML_FEATUR
   for (const Resource& r : model.resources) {
     at_place("resources." + r.name, [&] {
       buffers_.push_back(allocate(device_, r.size_in_bytes));
-      // Zeros past the initial values, as DxDispatch pads.
-      std::vector<std::byte> contents(r.initial_bytes);
-      contents.resize(r.size_in_bytes);
-      device_.upload(buffers_.back()->data(), contents.data(), contents.size());
+      // Through a bounded staging buffer: zeros, with the initial values in [begin, end), as
+      // DxDispatch pads. Both ends are multiples of the element size, as the chunks are.
+      const uint64_t begin = r.initial_offset, end = begin + r.initial_count * element_bytes(r.type);
+      for_each_chunk(r.size_in_bytes, [&](uint64_t offset, std::span<std::byte> chunk) {
+        std::fill(chunk.begin(), chunk.end(), std::byte{0});
+        const uint64_t from = std::max(begin, offset), to = std::min(end, offset + chunk.size());
+        if (from < to) r.fill((from - begin) / element_bytes(r.type), chunk.subspan(from - offset, to - from));
+        device_.upload(static_cast<std::byte*>(buffers_.back()->data()) + offset, chunk.data(), chunk.size());
+      });
     });
   }
+}
+
+void Executor::for_each_chunk(uint64_t bytes, const std::function<void(uint64_t, std::span<std::byte>)>& f) {
+  if (staging_.empty()) staging_.resize(kStagingBytes);
+  for (uint64_t offset = 0; offset < bytes; offset += kStagingBytes)
+    f(offset, std::span(staging_).first(std::min<uint64_t>(kStagingBytes, bytes - offset)));
+}
+
+void Executor::download(size_t resource, uint64_t count, const std::function<void(std::span<const std::byte>)>& f) {
+  const Resource& r = model_.resources[resource];
+  for_each_chunk(count * element_bytes(r.type), [&](uint64_t offset, std::span<std::byte> chunk) {
+    device_.download(chunk.data(), static_cast<const std::byte*>(buffers_[resource]->data()) + offset, chunk.size());
+    f(chunk);
+  });
 }
 
 odml_buffer_binding Executor::binding(const Region& region) const {
   return {static_cast<std::byte*>(buffers_[region.resource]->data()) + region.offset, region.size};
 }
 
-std::vector<std::byte> Executor::download(size_t resource) const {
-  std::vector<std::byte> bytes(model_.resources[resource].initial_bytes.size());
-  device_.download(bytes.data(), buffers_[resource]->data(), bytes.size());
-  return bytes;
-}
-
 void Executor::dispatch(const Command& command, const DispatchCommand& dispatch, std::ostream& out) {
   const Dispatchable& d = model_.dispatchables[dispatch.dispatchable];
   Operator& op = operators_[dispatch.dispatchable];
-  // Inputs flagged OWNED_BY_DML are bound at initialize only, from the first dispatch's bindings.
+  // Inputs flagged OWNED_BY_DML are bound at initialize only: from the dispatchable's "bindings",
+  // or else from the first dispatch's.
   std::vector<odml_buffer_binding> owned(dispatch.inputs.size()), inputs(dispatch.inputs.size()), outputs;
-  for (size_t i = 0; i < dispatch.inputs.size(); ++i)
-    (d.owned_inputs[i] ? owned[i] : inputs[i]) = binding(dispatch.inputs[i]);
+  for (size_t i = 0; i < dispatch.inputs.size(); ++i) {
+    const bool given = i < d.initialize_inputs.size() && d.initialize_inputs[i];
+    (d.owned_inputs[i] ? owned[i] : inputs[i]) = binding(given ? *d.initialize_inputs[i] : dispatch.inputs[i]);
+  }
   for (const Region& region : dispatch.outputs) outputs.push_back(binding(region));
   const bool any_owned = std::find(d.owned_inputs.begin(), d.owned_inputs.end(), true) != d.owned_inputs.end();
 
-  const uint32_t iterations = timed_iterations_.value_or(1);
-  std::vector<double> milliseconds;
+  const NvtxRange range("Dispatch: " + d.name);
+  GpuTimer gpu(device_.name());
+  std::vector<double> samples, gpu_samples;
   at_place(command.place, [&] {
     if (!op.initialized) {
       op.compiled.initialize({owned.data(), any_owned ? static_cast<uint32_t>(owned.size()) : 0, nullptr, 0,
@@ -80,36 +119,96 @@ void Executor::dispatch(const Command& command, const DispatchCommand& dispatch,
     const odml_bindings bindings{inputs.data(),       static_cast<uint32_t>(inputs.size()),
                                  outputs.data(),      static_cast<uint32_t>(outputs.size()),
                                  whole(op.temporary), whole(op.persistent)};
+    using Clock = std::chrono::steady_clock;
+    const auto since = [](Clock::time_point start) {
+      return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    };
+    const Clock::time_point loop = Clock::now();
+    const uint32_t iterations = options_.milliseconds_to_run ? UINT32_MAX : options_.iterations;
     for (uint32_t i = 0; i < iterations; ++i) {
-      const auto start = std::chrono::steady_clock::now();
-      op.compiled.execute(bindings);
+      const Clock::time_point start = Clock::now();
+      gpu.start();
+      for (uint32_t r = 0; r < options_.repeat; ++r) op.compiled.execute(bindings);
+      gpu.stop();
       device_.synchronize();
-      milliseconds.push_back(
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+      samples.push_back(since(start) / options_.repeat);
+      if (gpu.active()) gpu_samples.push_back(gpu.elapsed_ms() / options_.repeat);
+      if (options_.milliseconds_to_run && since(loop) > *options_.milliseconds_to_run) break;
     }
   });
-  if (timed_iterations_) {
-    char line[64];
-    std::snprintf(line, sizeof line, "%.4f", median(milliseconds));
-    out << "Dispatch '" << d.name << "': " << iterations << " iterations, " << line << " ms median (CPU)\n";
+
+  // DxDispatch's lines: the first samples are warm-up ("cold"), at least one is left "hot"; on CUDA
+  // a GPU column (events on the stream) beside the CPU's.
+  const size_t cold = std::min<size_t>(samples.size() - 1, options_.warmup);
+  const auto split = [&](const std::vector<double>& all) {
+    return std::pair{statistics(std::span(all).first(cold)), statistics(std::span(all).subspan(cold))};
+  };
+  const auto [cpu_cold, cpu_hot] = split(samples);
+  const auto [gpu_cold, gpu_hot] = gpu.active() ? split(gpu_samples) : std::pair<Stats, Stats>{};
+  const std::string head = "Dispatch '" + d.name + "': " + std::to_string(samples.size()) + " iterations";
+  if (options_.verbosity == 0) {
+    out << head << ", " << fixed(cpu_hot.median, 4) << " ms median (CPU)";
+    if (gpu.active()) out << ", " << fixed(gpu_hot.median, 6) << " ms median (GPU)";
+    out << "\n";
+  } else {
+    out << head << "\n";
+    if (cpu_cold.count > 0) out << stats_line("CPU Timings (Cold)", cpu_cold);
+    if (gpu_cold.count > 0) out << stats_line("GPU Timings (Cold)", gpu_cold);
+    out << stats_line("CPU Timings (Hot) ", cpu_hot);
+    if (gpu_hot.count > 0) out << stats_line("GPU Timings (Hot) ", gpu_hot);
+  }
+  if (options_.verbosity >= 2) {
+    out << "The timings of each iteration: \n";
+    for (size_t i = 0; i < samples.size(); ++i) {
+      out << "iteration " << i << ": " << fixed(samples[i], 4) << " ms (CPU)";
+      if (gpu.active()) out << ", " << fixed(gpu_samples[i], 4) << " ms (GPU)";
+      out << "\n";
+    }
   }
 }
 
+void Executor::print(const Command& command, const PrintCommand& print, std::ostream& out) {
+  const NvtxRange range("Print: " + model_.resources[print.resource].name);
+  // Streamed a chunk at a time: a 1 GiB resource prints without a 3 GB string.
+  const Resource& r = model_.resources[print.resource];
+  out << "Resource '" << r.name << "':" << (print.verbose ? "\n" : " ");
+  ElementFormat format{options_.exact_floats, print.verbose, 0, r.initial_count};
+  at_place(command.place, [&] {
+    download(print.resource, r.initial_count, [&](std::span<const std::byte> chunk) {
+      out << format_elements(r.type, chunk, format);
+      format.first_index += chunk.size() / element_bytes(r.type);
+    });
+  });
+  out << "\n";  // after verbose lines, a blank line, as DxDispatch's logger ends its message
+}
+
+void Executor::write(const Command& command, const WriteFileCommand& write, std::ostream& out) {
+  const NvtxRange range("WriteFile: " + model_.resources[write.resource].name);
+  const Resource& r = model_.resources[write.resource];
+  const std::filesystem::path target = options_.output_folder / write.target;
+  OutputFile file(target, command.place + ".targetPath");
+  if (write.format == FileFormat::kNpy) file.write(npy_header(r.type, write.shape));
+  // The whole buffer, as DxDispatch writes it (print shows only the initial values' count).
+  at_place(command.place,
+           [&] { download(write.resource, r.file_count, [&](std::span<const std::byte> c) { file.write(c); }); });
+  file.close();
+  out << "Resource '" << r.name << "' written to '" << target.string() << "'\n";  // as DxDispatch reports it
+}
+
 void Executor::run(std::ostream& out) {
-  for (const Command& command : model_.commands) {
-    if (const auto* d = std::get_if<DispatchCommand>(&command.action)) {
+  for (size_t i = 0; i < model_.commands.size(); ++i) {
+    const Command& command = model_.commands[i];
+    // DxDispatch's --print_commands lines: the index right-aligned in 4, the command's JSON.
+    char index[24];
+    std::snprintf(index, sizeof index, "%4zu", i);
+    if (options_.print_commands) out << "[StartCmd][" << index << "]\t: " << command.json << "\n";
+    if (const auto* d = std::get_if<DispatchCommand>(&command.action))
       dispatch(command, *d, out);
-    } else if (const auto* print = std::get_if<PrintCommand>(&command.action)) {
-      const Resource& r = model_.resources[print->resource];
-      const std::vector<std::byte> bytes = at_place(command.place, [&] { return download(print->resource); });
-      out << "Resource '" << r.name << "': " << format_elements(r.type, bytes) << "\n";
-    } else {
-      const auto& write = std::get<WriteFileCommand>(command.action);
-      const Resource& r = model_.resources[write.resource];
-      const std::vector<std::byte> bytes = at_place(command.place, [&] { return download(write.resource); });
-      write_file(write.target, write.format == FileFormat::kNpy ? make_npy(r.type, bytes) : bytes,
-                 command.place + ".targetPath");
-    }
+    else if (const auto* p = std::get_if<PrintCommand>(&command.action))
+      print(command, *p, out);
+    else
+      write(command, std::get<WriteFileCommand>(command.action), out);
+    if (options_.print_commands) out << "[EndCmd][" << index << "]\t: hr=0x0        \n\n";
   }
 }
 

@@ -4,7 +4,9 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <utility>
 
+#include "budget.h"
 #include "errors.h"
 
 namespace opendml::tool {
@@ -20,13 +22,17 @@ std::string quoted(const std::filesystem::path& path) { return "'" + path.string
 }  // namespace
 
 FileFormat file_format(const std::filesystem::path& path, const std::string& place) {
+  // The system's file calls take C strings, which would end at the NUL and name another file.
+  if (path.native().find('\0') != std::string::npos)
+    throw ModelError(place, quoted(path) + " contains a NUL character, which no file name can hold");
   const std::string extension = path.extension().string();
   if (extension == ".npy") return FileFormat::kNpy;
   if (extension == ".bin" || extension == ".dat") return FileFormat::kRaw;
   throw ModelError(place, quoted(path) + " is neither .npy nor raw .bin/.dat; those are the file formats supported");
 }
 
-std::vector<std::byte> read_file(const std::filesystem::path& path, uint64_t max_bytes, const std::string& place) {
+std::vector<std::byte> read_file(const std::filesystem::path& path, uint64_t max_bytes, const std::string& place,
+                                 MemoryBudget& budget, const std::string& what) {
   std::error_code error;
   const auto status = std::filesystem::status(path, error);
   if (error) throw ModelError(place, "cannot read " + quoted(path) + ": " + error.message());
@@ -36,6 +42,7 @@ std::vector<std::byte> read_file(const std::filesystem::path& path, uint64_t max
   if (size > max_bytes)
     throw ModelError(
         place, quoted(path) + " is " + std::to_string(size) + " bytes; the limit is " + std::to_string(max_bytes));
+  budget.take(size, false, place, what);
 
   File file(std::fopen(path.c_str(), "rb"));
   if (!file) throw ModelError(place, "cannot open " + quoted(path) + ": " + std::strerror(errno));
@@ -45,12 +52,29 @@ std::vector<std::byte> read_file(const std::filesystem::path& path, uint64_t max
   return bytes;
 }
 
-void write_file(const std::filesystem::path& path, std::span<const std::byte> bytes, const std::string& place) {
-  File file(std::fopen(path.c_str(), "wb"));
-  if (!file) throw ModelError(place, "cannot write " + quoted(path) + ": " + std::strerror(errno));
-  const bool written = std::fwrite(bytes.data(), 1, bytes.size(), file.get()) == bytes.size();
-  if (!written || std::fclose(file.release()) != 0)
-    throw ModelError(place, "cannot write " + quoted(path) + ": " + std::strerror(errno));
+OutputFile::OutputFile(const std::filesystem::path& path, std::string place) : path_(path), place_(std::move(place)) {
+  // As DxDispatch does, the folders on the way are made; where that fails, fopen says why.
+  std::error_code ignored;
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ignored);
+  file_ = std::fopen(path.c_str(), "wb");
+  if (!file_) fail();
+}
+
+OutputFile::~OutputFile() {
+  if (file_) std::fclose(file_);
+}
+
+void OutputFile::fail() const {
+  throw ModelError(place_, "cannot write " + quoted(path_) + ": " + std::strerror(errno));
+}
+
+void OutputFile::write(std::span<const std::byte> bytes) {
+  if (!bytes.empty() && std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size()) fail();
+}
+
+void OutputFile::close() {
+  std::FILE* file = std::exchange(file_, nullptr);
+  if (std::fclose(file) != 0) fail();
 }
 
 }  // namespace opendml::tool

@@ -17,17 +17,24 @@ std::string quote(const Json& value) {
   return text;
 }
 
-// Follows the parser through the document to find a key that repeats within one object, and to
-// name its place.
-class DuplicateKeyCheck {
+// Follows the parser through the document to find a key that repeats within one object, or a
+// value nested deeper than kMaxJsonDepth, and to name its place. The depth check runs before the
+// deep value is built: nlohmann copies (recursively) the members of an ordered_json object as it
+// grows, so an unbounded depth would overflow the stack, and so would any later recursive walk.
+class ParseCheck {
  public:
-  explicit DuplicateKeyCheck(const std::string& file) : file_(file) {}
+  explicit ParseCheck(const std::string& file) : file_(file) {}
 
   bool operator()(int, nlohmann::detail::parse_event_t event, Json& parsed) {
     using Event = nlohmann::detail::parse_event_t;
     switch (event) {
-      case Event::object_start: frames_.push_back(Frame{true, {}, {}}); break;
-      case Event::array_start: frames_.push_back(Frame{false, {}, {}}); break;
+      case Event::object_start:
+      case Event::array_start:
+        if (frames_.size() == kMaxJsonDepth)
+          throw ModelError(place(), "values are nested more than " + std::to_string(kMaxJsonDepth) +
+                                        " deep here; a model needs far fewer levels");
+        frames_.push_back(Frame{event == Event::object_start, {}, {}});
+        break;
       case Event::key: {
         Frame& frame = frames_.back();
         frame.key = parsed.get<std::string>();
@@ -72,11 +79,43 @@ class DuplicateKeyCheck {
   std::vector<Frame> frames_;
 };
 
+// DxDispatch's JSON extensions (rapidjson's comment and trailing-comma flags) as spaces, so that
+// nlohmann reads standard JSON whose lines and columns, in its messages, are the file's own.
+std::string blank_comments_and_trailing_commas(std::string_view text, const std::string& file) {
+  std::string json(text);
+  size_t pending_comma = std::string::npos;  // a comma after a value, not yet followed by another
+  char last = 0;                             // the last character outside strings and comments
+  for (size_t i = 0; i < json.size(); ++i) {
+    const char c = json[i];
+    if (c == '/' && i + 1 < json.size() && (json[i + 1] == '/' || json[i + 1] == '*')) {
+      const bool line = json[i + 1] == '/';
+      const size_t end = line ? json.find('\n', i) : json.find("*/", i + 2);
+      if (!line && end == std::string::npos) throw ModelError(file, "invalid JSON: a /* comment is not closed");
+      const size_t stop = end == std::string::npos ? json.size() : line ? end : end + 2;
+      for (; i < stop; ++i)
+        if (json[i] != '\n') json[i] = ' ';
+      --i;
+      continue;
+    }
+    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
+    if (c == '"') {  // a string: skip to its end, escapes included
+      for (++i; i < json.size() && json[i] != '"'; ++i)
+        if (json[i] == '\\') ++i;
+    } else if ((c == '}' || c == ']') && pending_comma != std::string::npos) {
+      json[pending_comma] = ' ';  // only after a value: "[,]" stays invalid, as in rapidjson
+    }
+    pending_comma =
+        c == ',' && last != 0 && last != '[' && last != '{' && last != ',' && last != ':' ? i : std::string::npos;
+    last = c;
+  }
+  return json;
+}
+
 }  // namespace
 
 Json parse_json(std::string_view text, const std::string& file) {
   try {
-    return Json::parse(text, DuplicateKeyCheck(file));
+    return Json::parse(blank_comments_and_trailing_commas(text, file), ParseCheck(file));
   } catch (const nlohmann::json::exception& e) {
     // nlohmann's messages start with "[json.exception.parse_error.101] ".
     std::string why = e.what();
@@ -109,16 +148,19 @@ std::string Node::child_place(std::string_view key) const {
 
 void Node::expect_object(std::span<const std::string_view> known) const {
   expect(json().is_object(), "an object");
-  for (const auto& [key, value] : json().items())
-    if (std::find(known.begin(), known.end(), key) == known.end())
-      fail("unknown field '" + key + "' (known fields: " + comma_list(known, std::identity()) + ")");
+  for (const auto& [key, value] : json().items()) {
+    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+    const std::string why = "unknown field '" + key + "' (known fields: " + comma_list(known, std::identity()) + ")";
+    if (policy_->strict) fail(why);
+    if (policy_->warnings) *policy_->warnings << message_line("warning", place_, why + "; it is ignored") << std::endl;
+  }
 }
 
 std::optional<Node> Node::find(std::string_view key) const {
   expect(json().is_object(), "an object");
   const auto it = json().find(key);
   if (it == json().end()) return std::nullopt;
-  return Node(*it, child_place(key));
+  return Node(*it, child_place(key), false, policy_);
 }
 
 Node Node::at(std::string_view key) const {
@@ -130,14 +172,16 @@ Node Node::at(std::string_view key) const {
 std::vector<std::pair<std::string, Node>> Node::members() const {
   expect(json().is_object(), "an object");
   std::vector<std::pair<std::string, Node>> result;
-  for (const auto& [key, value] : json().items()) result.emplace_back(key, Node(value, child_place(key)));
+  for (const auto& [key, value] : json().items())
+    result.emplace_back(key, Node(value, child_place(key), false, policy_));
   return result;
 }
 
 std::vector<Node> Node::elements() const {
   expect(json().is_array(), "an array");
   std::vector<Node> result;
-  for (size_t i = 0; i < json().size(); ++i) result.emplace_back(json()[i], place_ + "[" + std::to_string(i) + "]");
+  for (size_t i = 0; i < json().size(); ++i)
+    result.push_back(Node(json()[i], place_ + "[" + std::to_string(i) + "]", false, policy_));
   return result;
 }
 

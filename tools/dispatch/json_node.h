@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <ostream>
 #include <span>
 #include <string>
 #include <string_view>
@@ -17,9 +18,22 @@ namespace opendml::tool {
 // Keeps the file's order of members, so that the first problem in the file is the one reported.
 using Json = nlohmann::ordered_json;
 
-// Parses a whole model file. Invalid JSON and a key repeated within one object are ModelErrors:
-// nlohmann would silently keep the last of two equal keys.
+// The deepest nesting of arrays and objects a model file may have. DxDispatch's deepest value is a
+// tensor desc's Sizes, 7 levels down; nothing in the tool recurses deeper than this.
+inline constexpr size_t kMaxJsonDepth = 64;
+
+// Parses a whole model file as DxDispatch reads it: `//` and `/* */` comments and trailing commas
+// are allowed. Invalid JSON and a key repeated within one object are ModelErrors: nlohmann would
+// silently keep the last of two equal keys.
 Json parse_json(std::string_view text, const std::string& file);
+
+// What to do with a key the tool does not know. DxDispatch ignores it; opendml-dispatch warns about
+// each one on `warnings` (so that a typo is still seen) and runs the model, or, when strict
+// (--strict), rejects the model.
+struct KeyPolicy {
+  bool strict = false;
+  std::ostream* warnings = nullptr;  // null: the warnings go nowhere
+};
 
 // "a string", "an object", ...: for messages.
 std::string json_type_name(const Json& value);
@@ -29,15 +43,15 @@ class Node {
  public:
   // The model's root: its children's places start with their key ("resources"), and its own place
   // is the file name.
-  static Node root(const Json& value, std::string file) { return Node(value, std::move(file), true); }
-  Node(const Json& value, std::string place) : Node(value, std::move(place), false) {}
+  static Node root(const Json& value, std::string file, const KeyPolicy& policy) {
+    return Node(value, std::move(file), true, &policy);
+  }
 
   const Json& json() const { return *value_; }
   const std::string& place() const { return place_; }
   [[noreturn]] void fail(const std::string& why) const;
 
-  // Requires an object whose keys are all in `known` (an unknown key is an error, so that a typo
-  // never passes silently).
+  // Requires an object; a key not in `known` is warned about or, when strict, an error (KeyPolicy).
   void expect_object(std::span<const std::string_view> known) const;
   void expect_object(std::initializer_list<std::string_view> known) const {
     expect_object(std::span(known.begin(), known.size()));
@@ -53,13 +67,15 @@ class Node {
   std::vector<uint32_t> uint32_array() const;
 
  private:
-  Node(const Json& value, std::string place, bool root) : value_(&value), place_(std::move(place)), root_(root) {}
+  Node(const Json& value, std::string place, bool root, const KeyPolicy* policy)
+      : value_(&value), place_(std::move(place)), root_(root), policy_(policy) {}
   std::string child_place(std::string_view key) const;
   void expect(bool ok, const char* what) const;
 
   const Json* value_;
   std::string place_;
   bool root_;
+  const KeyPolicy* policy_;
 };
 
 }  // namespace opendml::tool

@@ -1,4 +1,4 @@
-// opendml-dispatch: runs a DxDispatch-style JSON model with opendml (tools/README.md).
+// opendml-dispatch: runs a DxDispatch model with opendml (tools/README.md).
 // Every failure ends in exactly one line on stderr, `opendml-dispatch: error: <place>: <why>`.
 #include <iostream>
 #include <new>
@@ -8,24 +8,23 @@
 #include "errors.h"
 #include "executor.h"
 #include "model.h"
+#include "system.h"
 
 namespace {
 
 using opendml::tool::ModelError;
 using opendml::tool::UsageError;
 
-// One line, whatever the message holds: a JSON key or a file name may contain a newline.
 int report(const std::string& place, const std::string& why, int status) {
-  std::string line = "opendml-dispatch: error: " + (place.empty() ? "" : place + ": ") + why;
-  for (char& c : line)
-    if (static_cast<unsigned char>(c) < 0x20) c = ' ';
+  const std::string line = opendml::tool::message_line("error", place, why);
   std::cout.flush();
   std::cerr << line << std::endl;
   return status;
 }
 
-// The adapter asked for, or "cuda" when it opens and "cpu" when it does not. A name the library
-// does not know is a usage error; one it knows but cannot open (no such GPU) is not.
+// The adapter asked for (-a: the first whose name contains the text), or "cuda" when it opens and
+// "cpu" when it does not. Text that matches no adapter goes to the library as a name: one it does
+// not know is a usage error; one it knows but cannot open (no such GPU) is not.
 opendml::Device open_adapter(const std::optional<std::string>& adapter) {
   if (!adapter) {
     try {
@@ -34,13 +33,26 @@ opendml::Device open_adapter(const std::optional<std::string>& adapter) {
       return opendml::tool::at_place("--adapter", [] { return opendml::Device("cpu"); });
     }
   }
+  const std::string name = opendml::tool::match_adapter(*adapter).value_or(*adapter);
   try {
-    return opendml::Device(*adapter);
+    return opendml::Device(name);
   } catch (const opendml::Error& e) {
     const std::string why = "cannot open '" + *adapter + "': " + e.what();
     if (e.status() == ODML_STATUS_INVALID_ARGUMENT) throw UsageError("--adapter", why);
     throw ModelError("--adapter", why);
   }
+}
+
+// The model as given, or under --input_path when it is not found as given (as DxDispatch looks).
+std::filesystem::path find_model(const opendml::tool::Options& options) {
+  std::filesystem::path path = options.model;
+  if (!options.input_folder.empty() && !std::filesystem::exists(path) && !path.is_absolute())
+    path = options.input_folder / path;
+  if (path.extension() == ".onnx")
+    throw ModelError(path.string(),
+                     "ONNX models run in DxDispatch through ONNX Runtime, which opendml does not "
+                     "have; opendml-dispatch runs JSON models of DirectML operators");
+  return path;
 }
 
 }  // namespace
@@ -52,17 +64,31 @@ int main(int argc, char** argv) {
       std::cout << opendml::tool::kUsage;
       return 0;
     }
-    const opendml::tool::Model model = opendml::tool::load_model(options.model);
+    if (options.show_dependencies) std::cout << opendml::tool::dependency_versions();
+    if (options.show_adapters)
+      for (const std::string& id : opendml::tool::adapter_ids())
+        std::cout << opendml::tool::adapter_line(id, opendml::Device(id)) << "\n";
+    if (options.model.empty()) return 0;
+
+    const std::filesystem::path model_path = find_model(options);
+    // The device first, so that the memory budget knows whether its buffers take host memory;
+    // its line follows the model's checks, which print nothing but an error.
     const opendml::Device device = open_adapter(options.adapter);
+    opendml::tool::LoadContext context{
+        {options.max_memory.value_or(opendml::tool::available_memory()), device.name().starts_with("cpu")},
+        {options.strict, &std::cerr},
+        options.input_folder,
+        options.ieee_values ? opendml::tool::Rounding::kIeee : opendml::tool::Rounding::kDxDispatch};
+    const opendml::tool::Model model = opendml::tool::load_model(model_path, context);
     std::cout << "Running on '" << device.name() << "'\n";
-    opendml::tool::Executor executor(model, device, options.feature_level, options.iterations);
+    opendml::tool::Executor executor(model, device, options.run);
     executor.run(std::cout);
     std::cout.flush();
     return 0;
   } catch (const UsageError& e) {
-    return report(e.place(), e.what(), 2);
+    return report(e.place(), e.why(), 2);
   } catch (const ModelError& e) {
-    return report(e.place(), e.what(), 1);
+    return report(e.place(), e.why(), 1);
   } catch (const std::bad_alloc&) {
     return report("", "out of memory", 1);
   } catch (const std::exception& e) {

@@ -6,20 +6,26 @@
 
 namespace opendml::tool {
 
-Model load_model(const std::filesystem::path& path) {
+Model load_model(const std::filesystem::path& path, LoadContext& context) {
   const std::string file = path.string();
-  const std::vector<std::byte> bytes = read_file(path, kMaxResourceBytes, file);
-  const Json json = parse_json(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), file);
-  const Node root = Node::root(json, file);
+  const std::vector<std::byte> bytes = read_file(path, kMaxResourceBytes, file, context.budget, "the model file");
+  return load_model_text(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), file,
+                         context.input_folder.empty() ? path.parent_path() : context.input_folder, context);
+}
+
+Model load_model_text(std::string_view text, const std::string& file, const std::filesystem::path& folder,
+                      LoadContext& context) {
+  const Json json = parse_json(text, file);
+  const Node root = Node::root(json, file, context.keys);
   // "$schema" is DxDispatch's pointer to its JSON schema: allowed, and otherwise ignored.
   root.expect_object({"$schema", "resources", "dispatchables", "commands"});
   if (const std::optional<Node> schema = root.find("$schema")) schema->string();
 
   Model model;
   for (const auto& [name, node] : root.at("resources").members())
-    model.resources.push_back(load_resource(name, node, path.parent_path()));
+    model.resources.push_back(load_resource(name, node, folder, context));
   for (const auto& [name, node] : root.at("dispatchables").members())
-    model.dispatchables.push_back(load_dispatchable(name, node));
+    model.dispatchables.push_back(load_dispatchable(name, node, model));
   for (const Node& node : root.at("commands").elements()) model.commands.push_back(load_command(node, model));
   return model;
 }

@@ -1,6 +1,9 @@
 #include "model_enums.h"
 
+#include <algorithm>
+#include <cctype>
 #include <string>
+#include <vector>
 
 #include "core/data_type.h"
 #include "errors.h"
@@ -24,6 +27,20 @@ size_t read_enum(const Node& node, std::string_view prefix, std::span<const std:
     if (names[i] == name) return i;
   node.fail("'" + text + "' is not one of " +
             comma_list(names, [&](std::string_view n) { return std::string(prefix) + std::string(n); }));
+}
+
+bool equal_ignoring_case(std::string_view a, std::string_view b) {
+  return std::ranges::equal(a, b, [](char x, char y) { return std::tolower(x) == std::tolower(y); });
+}
+
+uint32_t read_flags(const Node& node, std::string_view prefix, std::span<const std::string_view> names) {
+  const std::vector<Node> items = node.json().is_array() ? node.elements() : std::vector<Node>{node};
+  uint32_t flags = 0;
+  for (const Node& item : items) {
+    const size_t index = read_enum(item, prefix, names);
+    if (names[index] != "NONE") flags |= uint32_t{1} << (index - (names[0] == "NONE" ? 1 : 0));
+  }
+  return flags;
 }
 
 }  // namespace opendml::tool

@@ -193,21 +193,28 @@ NpyArray parse_npy(std::span<const std::byte> bytes, const std::string& file_nam
   return {type, std::vector<std::byte>(data, data + data_bytes)};
 }
 
-std::vector<std::byte> make_npy(DML_TENSOR_DATA_TYPE type, std::span<const std::byte> data) {
+std::vector<std::byte> npy_header(DML_TENSOR_DATA_TYPE type, std::span<const uint64_t> shape) {
   const char order = element_bytes(type) == 1 ? '|' : '<';
-  std::string header = std::string("{'descr': '") + order + dtype_code(type) + "', 'fortran_order': False, 'shape': (" +
-                       std::to_string(data.size() / element_bytes(type)) + ",), }";
+  std::string header = std::string("{'descr': '") + order + dtype_code(type) +
+                       "', 'fortran_order': False, 'shape': " + shape_text({shape.begin(), shape.end()}) + ", }";
   // NumPy pads the header with spaces so that the data starts at a multiple of 64, then a newline.
   header.append(63 - (10 + header.size()) % 64, ' ');
   header += '\n';
-  std::vector<std::byte> file(10 + header.size() + data.size());
+  std::vector<std::byte> file(10 + header.size());
   std::memcpy(file.data(), kMagic.data(), kMagic.size());
   file[6] = std::byte{1};
   file[7] = std::byte{0};
   file[8] = static_cast<std::byte>(header.size() & 0xFF);
   file[9] = static_cast<std::byte>(header.size() >> 8);
   std::memcpy(file.data() + 10, header.data(), header.size());
-  std::memcpy(file.data() + 10 + header.size(), data.data(), data.size());
+  return file;
+}
+
+std::vector<std::byte> make_npy(DML_TENSOR_DATA_TYPE type, std::span<const std::byte> data) {
+  const uint64_t count = data.size() / element_bytes(type);
+  std::vector<std::byte> file = npy_header(type, std::span(&count, 1));
+  // insert, not memcpy: an empty span may hold a null pointer, which memcpy must not get even for 0 bytes.
+  file.insert(file.end(), data.begin(), data.end());
   return file;
 }
 

@@ -21,6 +21,8 @@ struct NpyArray {
 // data, an unsupported dtype, fortran_order True, or data whose length is not what the shape needs.
 NpyArray parse_npy(std::span<const std::byte> bytes, const std::string& file, const std::string& place);
 
+// The start of a version 1.0 .npy file of `type` and `shape` (C order): the data follows it.
+std::vector<std::byte> npy_header(DML_TENSOR_DATA_TYPE type, std::span<const uint64_t> shape);
 // A 1-D .npy file of the elements of `type` in `data`.
 std::vector<std::byte> make_npy(DML_TENSOR_DATA_TYPE type, std::span<const std::byte> data);
 

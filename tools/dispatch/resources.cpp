@@ -1,7 +1,10 @@
 // resources.NAME: a device buffer and its initial values (an array, a constant, a sequence, or a
 // .npy/.bin/.dat file relative to the model's folder).
+#include <algorithm>
 #include <cstring>
 #include <limits>
+#include <memory>
+#include <new>
 #include <optional>
 
 #include "elements.h"
@@ -16,7 +19,8 @@ namespace {
 
 struct InitialValues {
   DML_TENSOR_DATA_TYPE type;
-  std::vector<std::byte> bytes;
+  uint64_t count;
+  FillElements fill;
 };
 
 // The type the initial values are written in; only a .npy file can do without one.
@@ -35,75 +39,229 @@ uint64_t checked_bytes(uint64_t count, DML_TENSOR_DATA_TYPE type, const Node& pl
   return count * element_bytes(type);
 }
 
-void encode(const Json& value, DML_TENSOR_DATA_TYPE type, std::byte* dst, const Node& place,
+// What reading initial values needs from the model's context.
+struct Reader {
+  MemoryBudget& budget;
+  Rounding rounding;
+  std::filesystem::path folder;  // of sourcePaths
+};
+
+void encode(const Json& value, DML_TENSOR_DATA_TYPE type, std::byte* dst, const Node& place, Rounding rounding,
             const std::string& what = "") {
-  if (std::string why = encode_element(value, type, dst); !why.empty()) place.fail(what + why);
+  if (std::string why = encode_element(value, type, dst, rounding); !why.empty()) place.fail(what + why);
 }
 
-InitialValues from_array(const Node& values, DML_TENSOR_DATA_TYPE type) {
+// Values held by the tool (an array, a file): taken from the budget, then copied out as uploaded.
+InitialValues held(DML_TENSOR_DATA_TYPE type, std::vector<std::byte> bytes) {
+  auto data = std::make_shared<const std::vector<std::byte>>(std::move(bytes));
+  const uint64_t count = data->size() / element_bytes(type);
+  return {type, count, [data, size = element_bytes(type)](uint64_t first, std::span<std::byte> out) {
+            std::memcpy(out.data(), data->data() + first * size, out.size());
+          }};
+}
+
+std::vector<std::byte> allocate_held(uint64_t bytes, MemoryBudget& budget, const Node& place) {
+  budget.take(bytes, false, place.place(), "holding the initial values");
+  return std::vector<std::byte>(bytes);
+}
+
+InitialValues from_array(const Node& values, DML_TENSOR_DATA_TYPE type, const Reader& reader) {
   const std::vector<Node> elements = values.elements();
-  InitialValues result{type, std::vector<std::byte>(checked_bytes(elements.size(), type, values))};
+  std::vector<std::byte> bytes = allocate_held(checked_bytes(elements.size(), type, values), reader.budget, values);
   for (size_t i = 0; i < elements.size(); ++i)
-    encode(elements[i].json(), type, result.bytes.data() + i * element_bytes(type), elements[i]);
-  return result;
+    encode(elements[i].json(), type, bytes.data() + i * element_bytes(type), elements[i], reader.rounding);
+  return held(type, std::move(bytes));
 }
 
-InitialValues from_constant(const Node& values, DML_TENSOR_DATA_TYPE type) {
+// DxDispatch's list without initialValuesDataType (or with UNKNOWN): [{"type": "UINT32", "value": 42}, ...], each
+// element in its own type, packed. The resource's elements are then its bytes (UINT8), which is
+// how print shows them and bindings count them. DxDispatch has no FLOAT16 here; opendml allows it.
+InitialValues from_mixed_list(const Node& values, const Reader& reader) {
+  if (!values.json().empty() && !values.json()[0].is_object())
+    values.fail(
+        "initialValuesDataType is required for an array of values (without it, each element is an object "
+        "{\"type\", \"value\"}: DxDispatch's mixed list)");
+  std::vector<std::byte> bytes;
+  for (const Node& element : values.elements()) {
+    element.expect_object({"name", "type", "value"});  // a name documents the value
+    if (const std::optional<Node> label = element.find("name")) label->string();
+    const DML_TENSOR_DATA_TYPE type = read_data_type(element.at("type"));
+    if (!is_element_type(type)) element.at("type").fail(std::string(data_type_name(type)) + " is not supported here");
+    std::array<std::byte, 8> scratch;
+    encode(element.at("value").json(), type, scratch.data(), element.at("value"), reader.rounding);
+    bytes.insert(bytes.end(), scratch.begin(), scratch.begin() + element_bytes(type));
+  }
+  checked_bytes(bytes.size(), DML_TENSOR_DATA_TYPE_UINT8, values);
+  reader.budget.take(bytes.size(), false, values.place(), "holding the initial values");
+  return held(DML_TENSOR_DATA_TYPE_UINT8, std::move(bytes));
+}
+
+// Repeats one element's bytes over `out` by doubling what is written, at memory speed.
+void repeat_element(const std::byte* element, size_t size, std::span<std::byte> out) {
+  if (out.empty()) return;
+  std::memcpy(out.data(), element, size);
+  for (size_t done = size; done < out.size(); done *= 2)
+    std::memcpy(out.data() + done, out.data(), std::min(done, out.size() - done));
+}
+
+InitialValues from_constant(const Node& values, DML_TENSOR_DATA_TYPE type, Rounding rounding) {
   values.expect_object({"valueCount", "value"});
   const uint64_t count = values.at("valueCount").uint64();
-  InitialValues result{type, std::vector<std::byte>(checked_bytes(count, type, values.at("valueCount")))};
-  const size_t size = element_bytes(type);
-  encode(values.at("value").json(), type, result.bytes.data(), values.at("value"));
-  for (uint64_t i = 1; i < count; ++i) std::memcpy(result.bytes.data() + i * size, result.bytes.data(), size);
-  return result;
+  checked_bytes(count, type, values.at("valueCount"));
+  std::array<std::byte, 8> element{};
+  encode(values.at("value").json(), type, element.data(), values.at("value"), rounding);
+  return {type, count, [element, size = element_bytes(type)](uint64_t, std::span<std::byte> out) {
+            repeat_element(element.data(), size, out);
+          }};
 }
 
-// valueStart + i * valueDelta: in 64-bit integers when both are integers (exact for every integer
-// type), otherwise in double, then rounded once to the type.
-InitialValues from_sequence(const Node& values, DML_TENSOR_DATA_TYPE type) {
-  values.expect_object({"valueCount", "valueStart", "valueDelta"});
-  const uint64_t count = values.at("valueCount").uint64();
+// Element i of a sequence is valueStart + i * valueDelta, rounded once to the type (--ieee-values):
+// computed in 64-bit integers when both are whole numbers (exact for every integer type), otherwise
+// in double. The sequence is monotonic, so its first and last elements (and the second, which is
+// the first to show a fractional delta) are the ones that can be out of the type's range or not whole.
+struct ExactSequence {
+  bool integers;
+  int64_t start, delta;  // when integers
+  double start_d, delta_d;
+
+  Json value(uint64_t i) const {
+    if (integers) return start + static_cast<int64_t>(i) * delta;  // checked against overflow at load
+    return start_d + static_cast<double>(i) * delta_d;
+  }
+
+  template <class T>
+  void fill(uint64_t first, std::span<std::byte> out) const {
+    T* elements = reinterpret_cast<T*>(out.data());
+    const size_t n = out.size() / sizeof(T);
+    for (size_t k = 0; k < n; ++k) {
+      const uint64_t i = first + k;
+      if constexpr (std::is_same_v<T, Half>) {
+        elements[k].bits = half_from_double(integers ? static_cast<double>(start + static_cast<int64_t>(i) * delta)
+                                                     : start_d + static_cast<double>(i) * delta_d);
+      } else if (integers) {
+        elements[k] = static_cast<T>(start + static_cast<int64_t>(i) * delta);
+      } else {
+        elements[k] = static_cast<T>(start_d + static_cast<double>(i) * delta_d);
+      }
+    }
+  }
+};
+
+// A JSON number as an int64 when it is a whole number in range ("3" or "3.0").
+std::optional<int64_t> whole_int64(const Json& v) {
+  if (v.is_number_unsigned()) {
+    if (v.get<uint64_t>() > uint64_t{std::numeric_limits<int64_t>::max()}) return std::nullopt;
+    return static_cast<int64_t>(v.get<uint64_t>());
+  }
+  if (v.is_number_integer()) return v.get<int64_t>();
+  const double d = v.get<double>();
+  if (std::trunc(d) != d || !(std::fabs(d) < 0x1p63)) return std::nullopt;
+  return static_cast<int64_t>(d);
+}
+
+bool is_float_type(DML_TENSOR_DATA_TYPE type) {
+  return type == DML_TENSOR_DATA_TYPE_FLOAT16 || type == DML_TENSOR_DATA_TYPE_FLOAT32 ||
+         type == DML_TENSOR_DATA_TYPE_FLOAT64;
+}
+
+FillElements exact_sequence(const Node& values, DML_TENSOR_DATA_TYPE type, uint64_t count) {
   const Json& start = values.at("valueStart").json();
   const Json& delta = values.at("valueDelta").json();
+  // JSON integers stay exact in 64 bits; for an integer type, whole doubles (3.0) are integers too.
+  const auto as_int = [&](const Json& v) {
+    return v.is_number_integer() || !is_float_type(type) ? whole_int64(v) : std::nullopt;
+  };
+  ExactSequence sequence{false, 0, 0, start.get<double>(), delta.get<double>()};
+  if (const auto s = as_int(start), d = as_int(delta); s && d) sequence = {true, *s, *d, 0, 0};
+  int64_t last = 0;
+  if (sequence.integers && (__builtin_mul_overflow(static_cast<int64_t>(count - 1), sequence.delta, &last) ||
+                            __builtin_add_overflow(sequence.start, last, &last)))
+    values.fail("element " + std::to_string(count - 1) + " of the sequence does not fit 64 bits");
+  std::array<std::byte, 8> scratch;
+  for (const uint64_t i : {uint64_t{0}, std::min<uint64_t>(1, count - 1), count - 1})
+    encode(sequence.value(i), type, scratch.data(), values, Rounding::kIeee,
+           "element " + std::to_string(i) + " of the sequence: ");
+  return [sequence, type](uint64_t first, std::span<std::byte> out) {
+    visit_element_type(type, [&]<class T>(std::type_identity<T>) { sequence.fill<T>(first, out); });
+  };
+}
+
+// DxDispatch's sequence: valueStart and valueDelta each converted to the element type, then
+// value += valueDelta in that type for every element: integers wrap around (so the closed form
+// start + i * delta, modulo 2^bits, gives element i), floats accumulate their rounding, and FLOAT16
+// adds in float and truncates back (half.hpp). The float kinds are generated in order, continuing
+// from where the previous call stopped, as uploads ask for them.
+template <class T>
+FillElements dxdispatch_sequence(const std::array<std::byte, 8>& start_bytes,
+                                 const std::array<std::byte, 8>& delta_bytes) {
+  T start, delta;
+  std::memcpy(&start, start_bytes.data(), sizeof(T));
+  std::memcpy(&delta, delta_bytes.data(), sizeof(T));
+  struct State {
+    uint64_t next = 0;
+    T value;
+  };
+  auto state = std::make_shared<State>(State{0, start});
+  return [start, delta, state](uint64_t first, std::span<std::byte> out) {
+    T* elements = reinterpret_cast<T*>(out.data());
+    const size_t n = out.size() / sizeof(T);
+    if constexpr (std::is_integral_v<T>) {
+      using U = std::make_unsigned_t<T>;
+      for (size_t k = 0; k < n; ++k)
+        elements[k] =
+            static_cast<T>(static_cast<U>(static_cast<uint64_t>(start) + (first + k) * static_cast<uint64_t>(delta)));
+    } else {
+      if (first != state->next) *state = State{0, start};
+      const auto step = [&](T v) {
+        if constexpr (std::is_same_v<T, Half>)
+          return Half{half_from_float_truncating(half_to_float(v.bits) + half_to_float(delta.bits))};
+        else
+          return static_cast<T>(v + delta);
+      };
+      for (; state->next < first; ++state->next) state->value = step(state->value);
+      for (size_t k = 0; k < n; ++k, ++state->next) {
+        elements[k] = state->value;
+        state->value = step(state->value);
+      }
+    }
+  };
+}
+
+InitialValues from_sequence(const Node& values, DML_TENSOR_DATA_TYPE type, Rounding rounding) {
+  values.expect_object({"valueCount", "valueStart", "valueDelta"});
+  const uint64_t count = values.at("valueCount").uint64();
   for (const char* key : {"valueStart", "valueDelta"})
     if (!values.at(key).json().is_number()) values.at(key).fail("must be a number");
-  InitialValues result{type, std::vector<std::byte>(checked_bytes(count, type, values.at("valueCount")))};
-  const auto fits_int64 = [](const Json& v) {
-    return v.is_number_integer() &&
-           (!v.is_number_unsigned() || v.get<uint64_t>() <= uint64_t{std::numeric_limits<int64_t>::max()});
-  };
-  const bool integers = fits_int64(start) && fits_int64(delta);
-  for (uint64_t i = 0; i < count; ++i) {
-    Json value;
-    int64_t step, sum;
-    if (!integers) {
-      value = start.get<double>() + static_cast<double>(i) * delta.get<double>();
-    } else if (__builtin_mul_overflow(static_cast<int64_t>(i), delta.get<int64_t>(), &step) ||
-               __builtin_add_overflow(start.get<int64_t>(), step, &sum)) {
-      values.fail("element " + std::to_string(i) + " of the sequence does not fit 64 bits");
-    } else {
-      value = sum;
-    }
-    encode(value, type, result.bytes.data() + i * element_bytes(type), values,
-           "element " + std::to_string(i) + " of the sequence: ");
-  }
-  return result;
+  checked_bytes(count, type, values.at("valueCount"));
+  if (rounding == Rounding::kIeee) return {type, count, exact_sequence(values, type, count)};
+  std::array<std::byte, 8> start{}, delta{};
+  encode(values.at("valueStart").json(), type, start.data(), values.at("valueStart"), rounding);
+  encode(values.at("valueDelta").json(), type, delta.data(), values.at("valueDelta"), rounding);
+  return {type, count, visit_element_type(type, [&]<class T>(std::type_identity<T>) {
+            return dxdispatch_sequence<T>(start, delta);
+          })};
 }
 
 InitialValues from_file(const Node& values, const std::optional<DML_TENSOR_DATA_TYPE>& type,
-                        const std::optional<Node>& type_node, const std::filesystem::path& folder) {
+                        const std::optional<Node>& type_node, const Reader& reader) {
   values.expect_object({"sourcePath"});
   const Node source = values.at("sourcePath");
-  const std::filesystem::path path = (folder / source.string()).lexically_normal();
+  const std::filesystem::path path = (reader.folder / source.string()).lexically_normal();
+  const std::string extension = path.extension().string();
+  if (extension == ".jpg" || extension == ".png" || extension == ".jpeg")
+    source.fail("'" + path.string() +
+                "' is an image; DxDispatch decodes images with Windows Imaging Component, "
+                "which has no Linux counterpart here: convert it to .npy");
   const FileFormat format = file_format(path, source.place());
-  std::vector<std::byte> bytes = read_file(path, kMaxResourceBytes, source.place());
+  std::vector<std::byte> bytes =
+      read_file(path, kMaxResourceBytes, source.place(), reader.budget, "reading '" + path.string() + "'");
   if (format == FileFormat::kNpy) {
     NpyArray array = parse_npy(bytes, path.string(), source.place());
     if (type && *type != array.type)
       type_node->fail("is " + std::string(data_type_name(*type)) + " but '" + path.string() + "' holds " +
                       std::string(data_type_name(array.type)) + "; leave it out for a .npy file");
     checked_bytes(array.data.size() / element_bytes(array.type), array.type, source);
-    return {array.type, std::move(array.data)};
+    return held(array.type, std::move(array.data));
   }
   const DML_TENSOR_DATA_TYPE raw_type = require_type(type, values, "a raw .bin/.dat file");
   const size_t size = element_bytes(raw_type);
@@ -111,46 +269,69 @@ InitialValues from_file(const Node& values, const std::optional<DML_TENSOR_DATA_
     source.fail("'" + path.string() + "' is " + std::to_string(bytes.size()) + " bytes, not a whole number of " +
                 std::string(data_type_name(raw_type)) + " elements (" + std::to_string(size) + " bytes each)");
   checked_bytes(bytes.size() / size, raw_type, source);
-  return {raw_type, std::move(bytes)};
+  return held(raw_type, std::move(bytes));
 }
 
-InitialValues load_initial_values(const Node& values, const std::optional<Node>& type_node,
-                                  const std::filesystem::path& folder) {
+InitialValues load_initial_values(const Node& values, const std::optional<Node>& type_node, const Reader& reader) {
   std::optional<DML_TENSOR_DATA_TYPE> type;
-  if (type_node) {
+  // DxDispatch's models write UNKNOWN for the mixed list's resource: the same as leaving it out.
+  const bool unknown = type_node && type_node->json().is_string() &&
+                       (type_node->json() == "UNKNOWN" || type_node->json() == "DML_TENSOR_DATA_TYPE_UNKNOWN");
+  if (type_node && !unknown) {
     type = read_data_type(*type_node);
     if (!is_element_type(*type))
       type_node->fail(std::string(data_type_name(*type)) + " is not supported for resources (4-bit elements)");
   }
-  if (values.json().is_array()) return from_array(values, require_type(type, values, "an array"));
+  if (values.json().is_array()) return type ? from_array(values, *type, reader) : from_mixed_list(values, reader);
+  if (values.json().is_string() && values.json() == "deferred")
+    values.fail("\"deferred\" resources are bound by DxDispatch's ONNX dispatchables, which opendml does not run");
   if (!values.json().is_object())
     values.fail(
         "must be an array or an object ({valueCount, value}, {valueCount, valueStart, valueDelta} or "
         "{sourcePath}), not " +
         json_type_name(values.json()));
-  if (values.find("sourcePath")) return from_file(values, type, type_node, folder);
+  if (values.find("sourcePath")) return from_file(values, type, type_node, reader);
   if (values.find("valueStart") || values.find("valueDelta"))
-    return from_sequence(values, require_type(type, values, "a sequence"));
-  return from_constant(values, require_type(type, values, "a constant"));
+    return from_sequence(values, require_type(type, values, "a sequence"), reader.rounding);
+  return from_constant(values, require_type(type, values, "a constant"), reader.rounding);
 }
 
 }  // namespace
 
-Resource load_resource(const std::string& name, const Node& node, const std::filesystem::path& model_folder) {
-  node.expect_object({"initialValuesDataType", "initialValues", "sizeInBytes"});
-  InitialValues values =
-      load_initial_values(node.at("initialValues"), node.find("initialValuesDataType"), model_folder);
-  uint64_t size = values.bytes.size();
-  if (const std::optional<Node> requested = node.find("sizeInBytes")) {
-    const uint64_t bytes = requested->uint64();
-    if (bytes < size)
-      requested->fail("is " + std::to_string(bytes) + " but the initial values take " + std::to_string(size) +
-                      " bytes; it must be at least that");
-    if (bytes > kMaxResourceBytes)
-      requested->fail("is " + std::to_string(bytes) + "; the limit is " + std::to_string(kMaxResourceBytes));
-    size = bytes;
+Resource load_resource(const std::string& name, const Node& node, const std::filesystem::path& model_folder,
+                       LoadContext& context) {
+  node.expect_object({"initialValuesDataType", "initialValues", "sizeInBytes", "initialValuesOffsetInBytes"});
+  try {
+    const Reader reader{context.budget, context.rounding, model_folder};
+    InitialValues values = load_initial_values(node.at("initialValues"), node.find("initialValuesDataType"), reader);
+    const uint64_t element = element_bytes(values.type);
+    // DxDispatch's initialValuesOffsetInBytes: the values start there; the bytes before are zero.
+    uint64_t offset = 0;
+    if (const std::optional<Node> offset_node = node.find("initialValuesOffsetInBytes")) {
+      offset = offset_node->uint64();
+      if (offset % element != 0 || offset > kMaxResourceBytes)
+        offset_node->fail("is " + std::to_string(offset) + "; it must be a multiple of " + std::to_string(element) +
+                          ", the size of a " + std::string(data_type_name(values.type)) + " element, within 4 GiB");
+    }
+    uint64_t size = offset + values.count * element;
+    if (const std::optional<Node> requested = node.find("sizeInBytes")) {
+      const uint64_t bytes = requested->uint64();
+      if (bytes < size)
+        requested->fail("is " + std::to_string(bytes) + " but the initial values take " + std::to_string(size) +
+                        " bytes" + (offset ? " from their offset" : "") + "; it must be at least that");
+      if (bytes > kMaxResourceBytes)
+        requested->fail("is " + std::to_string(bytes) + "; the limit is " + std::to_string(kMaxResourceBytes));
+      size = bytes;
+    }
+    // writeFile writes DxDispatch's buffer: sizeInBytes as given, else the values' size rounded up
+    // to 4; the device buffer is always rounded up to 4.
+    const uint64_t file_count = (node.find("sizeInBytes") ? size : (size + 3) & ~uint64_t{3}) / element;
+    size = (size + 3) & ~uint64_t{3};
+    context.budget.take(size, true, node.place(), "its device buffer");
+    return {name, values.type, values.count, file_count, offset, size, std::move(values.fill)};
+  } catch (const std::bad_alloc&) {
+    node.fail("out of memory while reading its initial values");
   }
-  return {name, values.type, std::move(values.bytes), (size + 3) & ~uint64_t{3}};
 }
 
 }  // namespace opendml::tool

@@ -5,6 +5,7 @@
   run_tests.py --tool TOOL bad NAME              the case NAME of bad/cases.json fails as it says
   run_tests.py --tool TOOL timing MODEL.json     -i 5 prints a well-formed timing line
   run_tests.py --tool TOOL write_file MODEL.json writeFile's .npy and .bin files hold the values
+  run_tests.py --tool TOOL cli MODEL.json        DxDispatch's options and the lines they print
   run_tests.py --tool TOOL all                   all of the above, for every model and case
 
 Expected-output files hold the lines printed after `Running on '...'`, with `--adapter cpu`. A
@@ -27,7 +28,9 @@ MODELS = os.path.join(os.path.dirname(os.path.dirname(HERE)), "models")
 BAD = os.path.join(HERE, "bad")
 TIMEOUT_S = 60
 RUNNING_ON = re.compile(r"^Running on '.+'$")
-TIMING = re.compile(r"^Dispatch '([^']+)': (\d+) iterations, \d+\.\d{4} ms median \(CPU\)$")
+# DxDispatch's timing line, which every dispatch prints (with a GPU column on CUDA).
+TIMING = re.compile(r"^Dispatch '([^']+)': (\d+) iterations, \d+\.\d{4} ms median \(CPU\)"
+                    r"(, \d+\.\d{6} ms median \(GPU\))?$")
 ERROR_PREFIX = "opendml-dispatch: error: "
 
 
@@ -68,17 +71,33 @@ def compare(actual, expected, result):
         expect(matches, f"printed   {got!r}\nexpected  {want!r}", result)
 
 
-def expected_lines(model):
+def expected_lines(model, extension=".txt"):
+    """The lines FOLDER/expected/NAME.txt lists (NAME.stderr: the warnings; none when it is absent)."""
     folder, name = os.path.split(model)
-    with open(os.path.join(folder, "expected", os.path.splitext(name)[0] + ".txt")) as f:
+    path = os.path.join(folder, "expected", os.path.splitext(name)[0] + extension)
+    if extension != ".txt" and not os.path.exists(path):
+        return []
+    with open(path) as f:
         return f.read().splitlines()
 
 
 def check_model(tool, model, adapter="cpu"):
+    """The model's output, less its timing lines, is FOLDER/expected/NAME.txt; NAME.args, when there,
+    holds more arguments (one a line)."""
     with tempfile.TemporaryDirectory() as cwd:
-        result = run(tool, ["--adapter", adapter, model], cwd)
-    expect(result.returncode == 0 and result.stderr == "", "the model did not run cleanly", result)
-    compare(printed_lines(result), expected_lines(model), result)
+        result = run(tool, ["--adapter", adapter] + expected_lines(model, ".args") + [model], cwd)
+    expect(result.returncode == 0, "the model did not run cleanly", result)
+    compare(result.stderr.splitlines(), expected_lines(model, ".stderr"), result)
+    compare([line for line in printed_lines(result) if not TIMING.match(line)], expected_lines(model), result)
+
+
+# Models too large to commit, written by a case's "generate": the reproducers of issue 9's stack
+# overflow, a value nested deep and followed by another key in its object.
+GENERATED = {
+    "deep_arrays": lambda: '{"resources": ' + "[" * 150000 + "]" * 150000 + ', "dispatchables": {}, "commands": []}',
+    "deep_objects": lambda: '{"resources": ' + '{"a": ' * 100000 + "0" + "}" * 100000 +
+                            ', "dispatchables": {}, "commands": []}',
+}
 
 
 def check_bad(tool, case):
@@ -86,6 +105,10 @@ def check_bad(tool, case):
     if "model" in case:
         args.append(os.path.join(BAD, case["model"].format(models=MODELS)))
     with tempfile.TemporaryDirectory() as cwd:
+        if "generate" in case:
+            with open(os.path.join(cwd, "generated.json"), "w") as f:
+                f.write(GENERATED[case["generate"]]())
+            args.append("generated.json")
         result = run(tool, args, cwd)
     expect(result.returncode == case["status"], f"exit status {result.returncode}, expected {case['status']}", result)
     lines = result.stderr.splitlines()
@@ -93,7 +116,7 @@ def check_bad(tool, case):
     expect(lines[0].startswith(ERROR_PREFIX), f"stderr does not start with {ERROR_PREFIX!r}", result)
     expect(case["error"] in lines[0], f"stderr does not contain {case['error']!r}", result)
     if result.stdout:
-        compare(printed_lines(result), case.get("printed", []), result)
+        compare([line for line in printed_lines(result) if not TIMING.match(line)], case.get("printed", []), result)
 
 
 def check_timing(tool, model):
@@ -116,9 +139,10 @@ def read_npy(path):
     (length,) = struct.unpack("<H", content[8:10])
     expect((10 + length) % 64 == 0, f"{path}: the data does not start at a multiple of 64")
     header = content[10:10 + length].decode("latin-1")
-    match = re.fullmatch(r"\{'descr': '([^']+)', 'fortran_order': False, 'shape': \((\d+),\), \} *\n", header)
+    match = re.fullmatch(r"\{'descr': '([^']+)', 'fortran_order': False, 'shape': \(([\d, ]+)\), \} *\n", header)
     expect(match is not None, f"{path}: unexpected header {header!r}")
-    return match.group(1), int(match.group(2)), content[10 + length:]
+    shape = tuple(int(n) for n in match.group(2).split(",") if n.strip())
+    return match.group(1), shape[0] if len(shape) == 1 else shape, content[10 + length:]
 
 
 def check_write_file(tool, model):
@@ -126,12 +150,16 @@ def check_write_file(tool, model):
     expected = {
         "values.npy": ("<f4", 3, struct.pack("<3f", 1, 2.5, -3)),
         "half.npy": ("<f2", 2, struct.pack("<2e", 1, -2)),
-        "bytes.npy": ("|u1", 3, bytes([0, 7, 255])),
+        "bytes.npy": ("|u1", 64, bytes([0, 7, 255]) + bytes(61)),  # the whole sizeInBytes, as DxDispatch
         "wide.npy": ("<i8", 1, struct.pack("<q", -(2**40))),
+        "sub/folder/matrix.npy": ("|u1", (8, 8), bytes([0, 7, 255]) + bytes(61)),  # "dimensions"; folders made
     }
     with tempfile.TemporaryDirectory() as cwd:
         result = run(tool, ["--adapter", "cpu", model], cwd)
         expect(result.returncode == 0 and result.stderr == "", "the model did not run cleanly", result)
+        written = [f"Resource '{r}' written to '{t}'" for r, t in [("values", "values.npy"), ("values", "values.bin"),
+                   ("half", "half.npy"), ("bytes", "bytes.npy"), ("wide", "wide.npy"), ("bytes", "sub/folder/matrix.npy")]]
+        compare(printed_lines(result), written, result)
         for name, want in expected.items():
             expect(read_npy(os.path.join(cwd, name)) == want, f"{name} does not hold {want}")
         with open(os.path.join(cwd, "values.bin"), "rb") as f:
@@ -141,6 +169,79 @@ def check_write_file(tool, model):
         result = run(tool, ["--adapter", "cpu", reader], cwd)
         expect(result.returncode == 0 and result.stderr == "", "read_back.json did not run cleanly", result)
         compare(printed_lines(result), ["Resource 'values': 1, 2.5, -3", "Resource 'raw': 1, 2.5, -3"], result)
+
+
+def run_ok(tool, args, cwd):
+    result = run(tool, args, cwd)
+    expect(result.returncode == 0 and result.stderr == "", f"{args} did not run cleanly", result)
+    return result
+
+
+def check_cli(tool, model):
+    """DxDispatch's options, each with the lines it prints (MODEL: a JOIN model of one dispatch)."""
+    with tempfile.TemporaryDirectory() as cwd:
+        result = run_ok(tool, [], cwd)  # no arguments: the help, as DxDispatch
+        expect(result.stdout.startswith("Usage: opendml-dispatch"), "no arguments did not print the help", result)
+        result = run_ok(tool, ["-s"], cwd)
+        expect(re.search(r"^cpu \(\d+ threads\), \d+\.\d GiB memory$", result.stdout, re.M), "-s lists no cpu line", result)
+        result = run_ok(tool, ["-S"], cwd)
+        expect(re.match(r"opendml \d+\.\d+\.\d+\nCUDA", result.stdout), "-S prints no versions", result)
+        for args in (["-i5"], ["-i", "5"], ["--dispatch_iterations=5"], ["-r", "3", "-i5"], ["-m", model, "-i5"]):
+            lines = printed_lines(run_ok(tool, ["-a", "cpu"] + args + ([] if "-m" in args else [model]), cwd))
+            timings = [line for line in lines if TIMING.match(line)]
+            expect(len(timings) == 1 and TIMING.match(timings[0]).group(2) == "5", f"{args}: no 5-iteration line", result)
+        lines = printed_lines(run_ok(tool, ["-a", "cpu", "-t", "20", model], cwd))
+        expect(any(TIMING.match(line) for line in lines), "-t: no timing line")
+        stats = r"samples, \d+\.\d{4} ms average, \d+\.\d{4} ms min, \d+\.\d{4} ms median, \d+\.\d{4} ms max$"
+        for args, cold, hot in ((["-v", "1", "-i", "3"], 1, 2), (["-v1", "-i", "3", "-w", "2"], 2, 1),
+                                (["-v", "1", "-i", "2", "-w", "0"], 0, 2), (["-v", "1", "-w", "5"], 0, 1)):
+            result = run_ok(tool, ["-a", "cpu"] + args + [model], cwd)
+            lines = printed_lines(result)
+            expect(f"Dispatch 'join': {cold + hot} iterations" in lines, f"{args}: no head line", result)
+            cold_lines = [line for line in lines if re.match(r"CPU Timings \(Cold\) : " + str(cold) + " " + stats, line)]
+            hot_lines = [line for line in lines if re.match(r"CPU Timings \(Hot\)  : " + str(hot) + " " + stats, line)]
+            expect(len(cold_lines) == (1 if cold else 0) and len(hot_lines) == 1, f"{args}: cold/hot lines", result)
+        result = run_ok(tool, ["-a", "cpu", "-v", "2", "-i", "2", model], cwd)
+        lines = printed_lines(result)
+        expect("The timings of each iteration: " in lines and
+               sum(1 for line in lines if re.fullmatch(r"iteration [01]: \d+\.\d{4} ms \(CPU\)", line)) == 2,
+               "-v 2: no line per iteration", result)
+        for adapter in ("CPU", "thread", "cpu"):  # any part of the name, any case
+            result = run_ok(tool, ["-a", adapter, model], cwd)
+            expect(result.stdout.startswith("Running on 'cpu ("), f"-a {adapter} did not choose the cpu", result)
+        for level in ("5.0", "5_0", "DML_FEATURE_LEVEL_5_0"):
+            run_ok(tool, ["-a", "cpu", "--dml_feature_level", level, model], cwd)
+        run_ok(tool, ["-a", "cpu", "--feature-level", "5.0", model], cwd)
+        result = run_ok(tool, ["-a", "cpu", "--print_commands", model], cwd)
+        lines = printed_lines(result)
+        expect(lines[0].startswith("[StartCmd][   0]\t: {\"type\":\"dispatch\"") and
+               "[EndCmd][   0]\t: hr=0x0        " in lines and "[StartCmd][   1]\t: {\"type\":\"print\",\"resource\":\"Out\"}"
+               in lines, "--print_commands lines", result)
+        # --input_path: the model and its sourcePaths are found there; --output_path: files are written there.
+        models = os.path.dirname(model)
+        result = run_ok(tool, ["-a", "cpu", "--input_path", models, "join_from_files.json"], cwd)
+        compare([line for line in printed_lines(result) if not TIMING.match(line)],
+                expected_lines(os.path.join(models, "join_from_files.json")), result)
+        shutil.copy(os.path.join(HERE, "write_file.json"), os.path.join(cwd, "w.json"))
+        result = run_ok(tool, ["-a", "cpu", "--output_path", "out", "w.json"], cwd)
+        expect("Resource 'half' written to 'out/half.npy'" in printed_lines(result) and
+               os.path.exists(os.path.join(cwd, "out", "sub", "folder", "matrix.npy")), "--output_path", result)
+
+
+def check_cuda_lines(tool, model, adapter):
+    """On a GPU: the GPU column of the timing line, GPU statistics, -s and -S lines for CUDA."""
+    with tempfile.TemporaryDirectory() as cwd:
+        result = run_ok(tool, ["-a", adapter, "-i", "3", model], cwd)
+        timings = [TIMING.match(line) for line in printed_lines(result) if TIMING.match(line)]
+        expect(timings and all(t.group(3) for t in timings), "no GPU column in the timing line", result)
+        result = run_ok(tool, ["-a", adapter, "-i", "3", "-v", "1", model], cwd)
+        expect(any(line.startswith("GPU Timings (Hot)  : 2 samples") for line in printed_lines(result)),
+               "-v 1: no GPU statistics", result)
+        result = run_ok(tool, ["-s"], cwd)
+        expect(re.search(r"^cuda:0 \(.+\), \d+\.\d GiB memory$", result.stdout, re.M), "-s lists no cuda:0 line", result)
+        result = run_ok(tool, ["-S"], cwd)
+        expect(re.search(r"^CUDA runtime \d+\.\d+$", result.stdout, re.M) and
+               re.search(r"^CUDA driver \d+\.\d+$", result.stdout, re.M), "-S: no CUDA versions", result)
 
 
 def load_cases():
@@ -154,6 +255,7 @@ def all_checks(tool):
     checks += [(f"bad {name}", lambda c=c: check_bad(tool, c)) for name, c in load_cases().items()]
     checks.append(("timing", lambda: check_timing(tool, os.path.join(MODELS, "join_axis3.json"))))
     checks.append(("write_file", lambda: check_write_file(tool, os.path.join(HERE, "write_file.json"))))
+    checks.append(("cli", lambda: check_cli(tool, os.path.join(MODELS, "join_axis3.json"))))
     return checks
 
 
@@ -161,7 +263,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tool", required=True, help="the opendml-dispatch executable")
     parser.add_argument("--adapter", default="cpu", help="the device the `models` mode runs on")
-    parser.add_argument("mode", choices=["model", "models", "bad", "timing", "write_file", "all"])
+    parser.add_argument("mode", choices=["model", "models", "bad", "timing", "write_file", "cli", "all"])
     parser.add_argument("target", nargs="?", help="a model file, or a case name for `bad`")
     options = parser.parse_args()
     tool = os.path.abspath(options.tool)
@@ -174,12 +276,16 @@ def main():
         models = sorted(glob.glob(os.path.join(MODELS, "*.json")))
         checks = [(f"model {os.path.basename(m)} on {options.adapter}",
                    lambda m=m: check_model(tool, m, options.adapter)) for m in models]
+        if options.adapter.startswith("cuda"):
+            checks.append(("CUDA lines", lambda: check_cuda_lines(tool, os.path.join(MODELS, "join_axis3.json"),
+                                                                  options.adapter)))
     elif options.mode == "all":
         checks = all_checks(tool)
     elif options.mode == "bad":
         checks = [(f"bad {options.target}", lambda: check_bad(tool, load_cases()[options.target]))]
     else:
-        run_check = {"model": check_model, "timing": check_timing, "write_file": check_write_file}[options.mode]
+        run_check = {"model": check_model, "timing": check_timing, "write_file": check_write_file,
+                     "cli": check_cli}[options.mode]
         model = os.path.abspath(options.target)
         checks = [(f"{options.mode} {os.path.basename(model)}", lambda: run_check(tool, model))]
     failed = 0
