@@ -5,12 +5,11 @@
 #include <limits>
 #include <string_view>
 
-#include "core/feature_level.h"
+#include "enum_names.h"
 #include "errors.h"
 
 namespace opendml::tool {
 
-using namespace opendml::internal;  // the enum tables shared with the library
 
 const char kUsage[] = R"(Usage: opendml-dispatch [OPTION...] MODEL.json
 
@@ -80,7 +79,7 @@ DML_FEATURE_LEVEL parse_level(std::string_view text, std::string_view option) {
   std::replace(name.begin(), name.end(), '.', '_');
   if (const std::optional<DML_FEATURE_LEVEL> level = parse_feature_level(name)) return *level;
   throw UsageError(std::string(option), "'" + std::string(text) + "' is not a feature level (" +
-                                            comma_list(kFeatureLevels, feature_level_name) + ")");
+                                            comma_list(feature_levels(), feature_level_name) + ")");
 }
 
 // The options that take a value, by long name, and their short forms.
@@ -107,7 +106,7 @@ constexpr ValueOption kValueOptions[] = {
 
 Options parse_command_line(int argc, const char* const* argv) {
   Options options;
-  options.run.feature_level = kHighestFeatureLevel;
+  options.run.feature_level = highest_feature_level();
   options.help = argc <= 1;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];

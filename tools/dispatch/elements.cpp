@@ -172,12 +172,9 @@ float half_to_float(uint16_t bits) {
   return negative ? -magnitude : magnitude;
 }
 
-bool is_element_type(DML_TENSOR_DATA_TYPE type) {
-  const DataTypeInfo* info = data_type_info(type);
-  return info != nullptr && info->bits >= 8;
-}
+bool is_element_type(DML_TENSOR_DATA_TYPE type) { return data_type_bits(type) >= 8; }
 
-uint32_t element_bytes(DML_TENSOR_DATA_TYPE type) { return data_type_info(type)->bits / 8; }
+uint32_t element_bytes(DML_TENSOR_DATA_TYPE type) { return data_type_bits(type) / 8; }
 
 std::string encode_element(const Json& value, DML_TENSOR_DATA_TYPE type, std::byte* dst, Rounding rounding) {
   return visit_element_type(type, [&]<class T>(std::type_identity<T>) {

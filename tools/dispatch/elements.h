@@ -9,12 +9,11 @@
 #include <string>
 #include <type_traits>
 
-#include "core/data_type.h"
+#include "enum_names.h"
 #include "json_node.h"
 
 namespace opendml::tool {
 
-using namespace opendml::internal;  // the enum tables shared with the library
 
 // A FLOAT16 element's bits.
 struct Half {

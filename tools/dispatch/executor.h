@@ -1,4 +1,4 @@
-// Runs a loaded model on a device, following DirectML's lifecycle (SPEC.md section 5): operators
+// Runs a loaded model on a device, following DirectML's lifecycle (docs/contract.md section 5): operators
 // are created (at the chosen feature level) and compiled, and their temporary and persistent
 // regions allocated, before any command runs; each is initialized at its first dispatch; every
 // resource lives in device memory.

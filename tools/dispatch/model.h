@@ -1,4 +1,4 @@
-// A model file (SPEC.md section 6, DxDispatch's format), loaded and checked but not yet run:
+// A model file (docs/contract.md section 6, DxDispatch's format), loaded and checked but not yet run:
 // everything that can be known without a device is checked here, so that a malformed model fails
 // before any command runs.
 #pragma once
@@ -71,7 +71,7 @@ struct Dispatchable {
 
 struct DispatchCommand {
   size_t dispatchable;
-  std::vector<Region> inputs;  // in binding order (SPEC.md section 1)
+  std::vector<Region> inputs;  // in binding order (docs/contract.md section 1)
   std::vector<Region> outputs;
 };
 struct PrintCommand {

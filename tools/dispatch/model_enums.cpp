@@ -5,18 +5,17 @@
 #include <string>
 #include <vector>
 
-#include "core/data_type.h"
+#include "enum_names.h"
 #include "errors.h"
 
 namespace opendml::tool {
 
-using namespace opendml::internal;  // the enum tables shared with the library
 
 DML_TENSOR_DATA_TYPE read_data_type(const Node& node) {
   const std::string text = node.string();
   if (const std::optional<DML_TENSOR_DATA_TYPE> type = parse_data_type(text)) return *type;
   node.fail("'" + text + "' is not a DML_TENSOR_DATA_TYPE (" +
-            comma_list(kDataTypes, [](const DataTypeInfo& info) { return info.name; }) + ")");
+            comma_list(data_types(), data_type_name) + ")");
 }
 
 size_t read_enum(const Node& node, std::string_view prefix, std::span<const std::string_view> names) {

@@ -1,5 +1,5 @@
 // Enum-valued fields of a model. DirectML's enum values may drop their prefix ("FLOAT32" or
-// "DML_TENSOR_DATA_TYPE_FLOAT32"); the data type names come from core/data_type.h.
+// "DML_TENSOR_DATA_TYPE_FLOAT32"); the data type names come from the library (enum_names.h).
 #pragma once
 
 #include <cstddef>

@@ -138,13 +138,13 @@ DML_TENSOR_DATA_TYPE data_type_of(const std::string& descr, const std::string& p
   const char order = descr.empty() ? '?' : descr[0];
   const std::string code = descr.empty() ? "" : descr.substr(1);
   std::string supported;
-  for (const DataTypeInfo& info : kDataTypes) {
-    if (!is_element_type(info.type)) continue;
-    supported += (supported.empty() ? "" : ", ") + dtype_code(info.type);
-    if (dtype_code(info.type) != code) continue;
-    if (order == '>' && info.bits > 8)
+  for (DML_TENSOR_DATA_TYPE type : data_types()) {
+    if (!is_element_type(type)) continue;
+    supported += (supported.empty() ? "" : ", ") + dtype_code(type);
+    if (dtype_code(type) != code) continue;
+    if (order == '>' && data_type_bits(type) > 8)
       throw ModelError(place, file + ": big-endian data ('" + descr + "') is not supported; save it little-endian");
-    if (order == '<' || order == '|' || order == '=' || order == '>') return info.type;
+    if (order == '<' || order == '|' || order == '=' || order == '>') return type;
   }
   throw ModelError(place, file + ": the dtype '" + descr + "' is not supported (supported: " + supported + ")");
 }
