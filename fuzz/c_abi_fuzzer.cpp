@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -43,7 +44,7 @@ namespace {
 
 using namespace odml_test;
 
-// Elements per tensor: small for speed; one case in 64 is large enough (1 MiB and more) for the
+// Elements per tensor: small for speed; one case in 256 is large enough (1 MiB and more) for the
 // CPU backend to split its work over threads.
 constexpr uint64_t kElements = 4096;
 constexpr uint64_t kLargeElements = uint64_t{1} << 18;
@@ -58,21 +59,46 @@ const opendml::Device& cpu() {
   return device;
 }
 
-// The input's choices.
+// The input's choices, each named (`what`) for the seed writer.
 class Choices {
  public:
   Choices(const uint8_t* data, size_t size) : in_(data, size) {}
+  // The seed writer answers every choice itself, below n (n 0: any 64-bit value), and the
+  // answers are recorded as the input that decodes to them.
+  using Answers = std::function<uint64_t(const std::string& what, uint64_t n)>;
+  explicit Choices(Answers answers) : in_(nullptr, 0), answers_(std::move(answers)) {}
+
   // 0 to n - 1.
-  uint32_t below(uint64_t n) {
-    return n <= 1 ? 0 : in_.ConsumeIntegralInRange<uint32_t>(0, static_cast<uint32_t>(std::min<uint64_t>(n, ~0u) - 1));
+  uint32_t below(uint64_t n, const char* what = "") {
+    if (n <= 1) return 0;
+    const uint64_t max = std::min<uint64_t>(n, uint64_t{1} << 32) - 1;
+    if (answers_) return static_cast<uint32_t>(record(answers_(what, max + 1), max));
+    return in_.ConsumeIntegralInRange<uint32_t>(0, static_cast<uint32_t>(max));
   }
   // True once in n, never on an exhausted input.
-  bool one_in(uint32_t n) { return below(n) == n - 1; }
-  uint64_t u64() { return in_.ConsumeIntegral<uint64_t>(); }
-  uint32_t u32() { return in_.ConsumeIntegral<uint32_t>(); }
+  bool one_in(uint32_t n, const char* what = "") { return below(n, what) == n - 1; }
+  uint64_t u64(const char* what = "") {
+    return answers_ ? record(answers_(what, 0), ~uint64_t{0}) : in_.ConsumeIntegral<uint64_t>();
+  }
+  uint32_t u32(const char* what = "") {
+    return answers_ ? static_cast<uint32_t>(record(answers_(what, 0), ~0u)) : in_.ConsumeIntegral<uint32_t>();
+  }
+  // The input that decodes to the answers so far.
+  std::vector<uint8_t> recorded() const { return {consumed_.rbegin(), consumed_.rend()}; }
 
  private:
+  // FuzzedDataProvider reads an integer of range [0, max] from the input's end, one byte per 8
+  // bits of max, the most significant first.
+  uint64_t record(uint64_t value, uint64_t max) {
+    int bytes = 0;
+    for (uint64_t r = max; r != 0; r >>= 8) ++bytes;
+    while (bytes-- > 0) consumed_.push_back(static_cast<uint8_t>(value >> (8 * bytes)));
+    return value;
+  }
+
   FuzzedDataProvider in_;
+  Answers answers_;
+  std::vector<uint8_t> consumed_;
 };
 
 enum class Verdict { kSucceed, kFail, kEither };
@@ -121,7 +147,7 @@ Shape sizes_within(Choices& in, uint32_t rank, uint64_t budget, uint32_t max_siz
   Shape sizes(rank, 1);
   uint64_t count = 1;
   for (uint32_t& s : sizes) {
-    const uint32_t v = 1 + in.below(max_size);
+    const uint32_t v = 1 + in.below(max_size, "size");
     if (count * v > budget) continue;
     s = v;
     count *= v;
@@ -140,16 +166,16 @@ bool elements_overlap(const Shape& sizes, const Shape& strides) {
 
 std::optional<Shape> choose_strides(Choices& in, Case& c, const Shape& sizes, bool input, const std::string& name) {
   const auto rank = static_cast<uint32_t>(sizes.size());
-  switch (in.below(5)) {
+  switch (in.below(5, "strides")) {
     case 0: return std::nullopt;
     case 1:
     case 2: {  // packed, padded, permuted; broadcast on inputs
-      Rng rng(in.u64());
+      Rng rng(in.u64("layout seed"));
       return random_strides(rng, sizes, input);
     }
     case 3: {  // anything small: broadcast, interleaved, overlapping
       Shape strides(rank);
-      for (uint32_t& s : strides) s = in.below(7);
+      for (uint32_t& s : strides) s = in.below(7, "stride");
       if (!input && elements_overlap(sizes, strides)) c.must_fail(kCreate, name + ": output elements overlap");
       return strides;
     }
@@ -166,13 +192,13 @@ std::optional<Shape> choose_strides(Choices& in, Case& c, const Shape& sizes, bo
 
 // The options every tensor has.
 void choose_options(Choices& in, TensorSpec& t, bool input) {
-  if (in.one_in(3)) t.extra_bytes = in.below(65);
-  if (in.one_in(2)) t.alignment = std::min<uint32_t>(256, element_bytes(t.type) << in.below(6));
-  if (input && in.one_in(4)) t.flags = DML_TENSOR_FLAG_OWNED_BY_DML;
+  if (in.one_in(3, "has extra bytes")) t.extra_bytes = in.below(65, "extra bytes");
+  if (in.one_in(2, "has alignment")) t.alignment = std::min<uint32_t>(256, element_bytes(t.type) << in.below(6, "alignment"));
+  if (input && in.one_in(4, "owned")) t.flags = DML_TENSOR_FLAG_OWNED_BY_DML;
 }
 
 DML_TENSOR_DATA_TYPE choose_type(Choices& in, Case& c, const std::vector<DML_TENSOR_DATA_TYPE>& supported) {
-  const DML_TENSOR_DATA_TYPE type = kAllTypes[in.below(kAllTypes.size())];
+  const DML_TENSOR_DATA_TYPE type = kAllTypes[in.below(kAllTypes.size(), "type")];
   if (!contains(supported, type)) c.must_fail(kCreate, type_name(type) + " is outside every support row");
   return type;
 }
@@ -180,12 +206,12 @@ DML_TENSOR_DATA_TYPE choose_type(Choices& in, Case& c, const std::vector<DML_TEN
 void make_concat(Choices& in, Case& c) {
   const bool join = c.type == DML_OPERATOR_JOIN;
   const DML_TENSOR_DATA_TYPE type = choose_type(in, c, kElevenTypes);
-  const uint32_t rank = 1 + in.below(8);
-  c.axis = in.below(rank);
-  const bool wide = in.one_in(8), large = in.one_in(64);
-  std::vector<uint32_t> lengths(wide ? 5 + in.below(296) : 1 + in.below(4));
+  const uint32_t rank = 1 + in.below(8, "rank");
+  c.axis = in.below(rank, "axis");
+  const bool wide = in.one_in(8, "wide"), large = in.one_in(256, "large");
+  std::vector<uint32_t> lengths(wide ? 5 + in.below(296, "pieces") : 1 + in.below(4, "pieces"));
   uint32_t whole_length = 0;
-  for (uint32_t& l : lengths) whole_length += l = 1 + in.below(wide ? 2 : 4);
+  for (uint32_t& l : lengths) whole_length += l = 1 + in.below(wide ? 2 : 4, "length");
   const uint64_t budget = std::max<uint64_t>(1, (large ? kLargeElements : kElements) / whole_length);
   Shape whole = sizes_within(in, rank, budget, large ? 512 : 6);
   whole[c.axis] = whole_length;
@@ -213,24 +239,24 @@ void make_concat(Choices& in, Case& c) {
 
 void make_nonzero(Choices& in, Case& c) {
   const DML_TENSOR_DATA_TYPE type = choose_type(in, c, kEightTypes);
-  const uint32_t rank = 1 + in.below(8);
-  const bool large = in.one_in(64);
+  const uint32_t rank = 1 + in.below(8, "rank");
+  const bool large = in.one_in(256, "large");
   Shape sizes = sizes_within(in, rank, large ? kLargeElements : kElements, large ? 512 : 6);
-  if (in.one_in(3)) std::fill_n(sizes.begin(), in.below(rank + 1), 1u);  // leading 1s: a lower effective rank
+  if (in.one_in(3, "has leading ones")) std::fill_n(sizes.begin(), in.below(rank + 1, "leading ones"), 1u);  // leading 1s: a lower effective rank
   uint32_t effective = rank;
   while (effective > 0 && sizes[rank - effective] == 1) --effective;
   const uint32_t min_n = std::max(1u, effective);
-  c.n = min_n + in.below(rank - min_n + 1);
+  c.n = min_n + in.below(rank - min_n + 1, "n");
 
   TensorSpec input = spec(type, sizes);
   input.strides = choose_strides(in, c, sizes, true, "InputTensor");
   choose_options(in, input, true);
 
-  TensorSpec count = spec(DML_TENSOR_DATA_TYPE_UINT32, Shape(1 + in.below(8), 1));
+  TensorSpec count = spec(DML_TENSOR_DATA_TYPE_UINT32, Shape(1 + in.below(8, "count rank"), 1));
   count.strides = choose_strides(in, c, count.sizes, false, "OutputCountTensor");
   choose_options(in, count, false);
 
-  Shape coordinate_sizes(2 + in.below(7), 1);
+  Shape coordinate_sizes(2 + in.below(7, "coordinates rank"), 1);
   coordinate_sizes.end()[-2] = static_cast<uint32_t>(element_count(sizes));
   coordinate_sizes.back() = c.n;
   TensorSpec coordinates = spec(DML_TENSOR_DATA_TYPE_UINT32, coordinate_sizes);
@@ -240,10 +266,10 @@ void make_nonzero(Choices& in, Case& c) {
 }
 
 void choose_level(Choices& in, Case& c) {
-  switch (in.below(4)) {
+  switch (in.below(4, "level kind")) {
     case 0: return;  // 0: the highest
     case 1: c.level = DML_FEATURE_LEVEL_6_4; return;
-    case 2: c.level = kLevels[in.below(std::size(kLevels))]; break;
+    case 2: c.level = kLevels[in.below(std::size(kLevels), "level")]; break;
     default: c.level = static_cast<DML_FEATURE_LEVEL>(in.u32()); break;
   }
   const bool known = std::find(std::begin(kLevels), std::end(kLevels), c.level) != std::end(kLevels);
@@ -257,8 +283,8 @@ enum SpecBreak { kNoSpecBreak, kSizeZero, kCountPast32Bits, kOwnedOutput, kUnkno
                  kPieceRank, kPieceSize, kWholeLength, kSpecBreaks };
 
 void break_spec(Choices& in, Case& c) {
-  const auto kind = static_cast<SpecBreak>(in.one_in(3) ? 1 + in.below(kSpecBreaks - 1) : 0);
-  const size_t i = in.below(c.tensors.size());
+  const auto kind = static_cast<SpecBreak>(in.one_in(3, "spec break?") ? 1 + in.below(kSpecBreaks - 1, "spec break") : 0);
+  const size_t i = in.below(c.tensors.size(), "spec break tensor");
   TensorSpec& t = c.tensors[i];
   const std::string name = c.tensor_name(i);
   const bool concat = c.type != DML_OPERATOR_NONZERO_COORDINATES;
@@ -357,8 +383,8 @@ struct RawResult {
 
 RawResult break_raw(Choices& in, Case& c, OpDesc& desc) {
   RawResult r;
-  const auto kind = static_cast<RawBreak>(in.one_in(3) ? 1 + in.below(kRawBreaks - 1) : 0);
-  const size_t i = in.below(c.tensors.size());
+  const auto kind = static_cast<RawBreak>(in.one_in(3, "raw break?") ? 1 + in.below(kRawBreaks - 1, "raw break") : 0);
+  const size_t i = in.below(c.tensors.size(), "raw break tensor");
   DML_BUFFER_TENSOR_DESC& b = desc.buffer(i);
   const std::string name = c.tensor_name(i);
   const bool concat = c.type != DML_OPERATOR_NONZERO_COORDINATES;
@@ -510,7 +536,8 @@ struct Run {
       std::uniform_real_distribution<double> u;
       for_each_coordinate(t.sizes, [&](const Shape& coordinate) {
         const Bytes v = u(rng) < density ? random_nonzero(rng, t.type) : random_zero(rng, t.type);
-        std::copy(v.begin(), v.end(), r.payload.begin() + element_offset(coordinate, strides) * eb);
+        const uint64_t at = element_offset(coordinate, strides) * eb;
+        if (at + eb <= r.payload.size()) std::copy(v.begin(), v.end(), r.payload.begin() + at);  // a region too small
       });
     }
     r.buffer->upload(r.payload);
@@ -523,8 +550,8 @@ struct Run {
   // The regions of every tensor and of the temporary and persistent regions, with one rule of
   // binding perhaps broken.
   BindBreak plan(size_t huge_total_tensor) {
-    const auto kind = static_cast<BindBreak>(in.one_in(3) ? 1 + in.below(kBindBreaks - 1) : 0);
-    const size_t target = in.below(c.tensors.size());
+    const auto kind = static_cast<BindBreak>(in.one_in(3, "bind break?") ? 1 + in.below(kBindBreaks - 1, "bind break") : 0);
+    const size_t target = in.below(c.tensors.size(), "bind break tensor");
     slots.resize(c.tensors.size());
     for (size_t i = 0; i < c.tensors.size(); ++i) {
       const TensorSpec& t = c.tensors[i];
@@ -691,10 +718,11 @@ struct Bindings {
   const odml_bindings* pointer = &b;
 };
 
-void run_case(Choices& in) {
+// Runs the case the choices describe; `summary` gets its descriptor and what it breaks.
+void run_case(Choices& in, std::string* summary = nullptr) {
   Case c;
   const DML_OPERATOR_TYPE types[] = {DML_OPERATOR_JOIN, DML_OPERATOR_SPLIT, DML_OPERATOR_NONZERO_COORDINATES};
-  c.type = types[in.below(3)];
+  c.type = types[in.below(3, "op")];
   if (c.type == DML_OPERATOR_NONZERO_COORDINATES) {
     make_nonzero(in, c);
   } else {
@@ -704,8 +732,9 @@ void run_case(Choices& in) {
   break_spec(in, c);
   OpDesc desc = build(c);
   const RawResult raw = break_raw(in, c, desc);
-  Run run(c, desc, in, in.u64());
-  run.density = std::vector<double>{0.5, 0.0, 1.0, 0.03, 0.97}[in.below(5)];
+  Run run(c, desc, in, in.u64("data seed"));
+  run.density = std::vector<double>{0.5, 0.0, 1.0, 0.03, 0.97}[in.below(5, "density")];
+  if (summary) *summary = desc.to_string() + ", feature level " + std::to_string(c.level) + c.notes;
 
   odml_operator op_raw = nullptr;
   odml_status status = odml_operator_create(cpu().get(), &desc.get(), c.level, &op_raw);
@@ -801,7 +830,7 @@ void run_case(Choices& in) {
   }
 
   // Execute, once or twice, with fresh inputs and poisoned outputs each time.
-  const int executions = 1 + in.below(2);
+  const int executions = 1 + in.below(2, "executions");
   for (int e = 0; e < executions; ++e) {
     Bindings exec;
     for (size_t i : ins) exec.inputs.push_back(bind_input(i, kExecute));
@@ -843,8 +872,209 @@ void run_case(Choices& in) {
 
 }  // namespace
 
+#ifndef OPENDML_C_ABI_SEED_WRITER
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Choices in(data, size);
   run_case(in);
   return 0;
 }
+
+#else
+
+// c_abi_seed_writer: the seed corpus, fuzz/corpus/c_abi_fuzzer/seed-*, written from the tests'
+// cases (tests/device_*_test.cpp, the contract's examples) as answers to the fuzzer's named choices;
+// a choice a seed does not name is answered 0, the plain valid one. Each seed runs once as it is
+// written, and once more decoded from its bytes, which must give the same case.
+//
+//   c_abi_seed_writer write DIR   writes the seeds into DIR
+//   c_abi_seed_writer check DIR   fails unless DIR holds exactly these seeds (a ctest test)
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <map>
+
+namespace {
+
+constexpr uint64_t kYes = ~uint64_t{0};  // answers a one_in choice with yes
+
+struct Seed {
+  std::string name;
+  std::vector<std::pair<std::string, uint64_t>> answers;  // in the order the choices are made
+};
+
+// The indices of kAllTypes.
+uint64_t type_index(DML_TENSOR_DATA_TYPE type) {
+  return std::find(kAllTypes.begin(), kAllTypes.end(), type) - kAllTypes.begin();
+}
+
+std::vector<Seed> seeds() {
+  using A = std::vector<std::pair<std::string, uint64_t>>;
+  const uint64_t f32 = type_index(DML_TENSOR_DATA_TYPE_FLOAT32);
+  std::vector<Seed> s = {
+      // Contract section 3.1: {1,1,2,3} + {1,1,2,4} along axis 3, and three {1,1,2,2} along 1, 2, 3.
+      {"join-example", {{"op", 0}, {"rank", 3}, {"axis", 3}, {"pieces", 1}, {"length", 2}, {"length", 3},
+                        {"size", 0}, {"size", 0}, {"size", 1}}},
+      {"join-three-axis1", {{"op", 0}, {"rank", 3}, {"axis", 1}, {"pieces", 2}, {"size", 0}, {"size", 0},
+                            {"size", 1}, {"size", 1}}},
+      {"join-three-axis2", {{"op", 0}, {"rank", 3}, {"axis", 2}, {"pieces", 2}, {"length", 1}, {"length", 1},
+                            {"length", 1}, {"size", 0}, {"size", 0}, {"size", 0}, {"size", 1}}},
+      {"join-three-axis3", {{"op", 0}, {"rank", 3}, {"axis", 3}, {"pieces", 2}, {"length", 1}, {"length", 1},
+                            {"length", 1}, {"size", 0}, {"size", 0}, {"size", 1}}},
+      // Contract section 3.2: {1,1,6,2} into {1,1,2,2}, {1,1,1,2}, {1,1,3,2}; into two {1,1,6,1}.
+      {"split-example-axis2", {{"op", 1}, {"rank", 3}, {"axis", 2}, {"pieces", 2}, {"length", 1}, {"length", 0},
+                               {"length", 2}, {"size", 0}, {"size", 0}, {"size", 0}, {"size", 1}}},
+      {"split-example-axis3", {{"op", 1}, {"rank", 3}, {"axis", 3}, {"pieces", 1}, {"size", 0}, {"size", 0},
+                               {"size", 5}}},
+      // Contract section 3.3: {1,1,2,4} with N 3 into {1,1,8,3}.
+      {"nonzero-example", {{"op", 2}, {"rank", 3}, {"size", 0}, {"size", 0}, {"size", 1}, {"size", 3}, {"n", 1},
+                           {"count rank", 3}, {"coordinates rank", 2}}},
+      // DeviceJoin.ThousandSmallInputs and DeviceSplit.ThousandSmallOutputs, at the fuzzer's 300.
+      {"join-300-inputs", {{"op", 0}, {"type", type_index(DML_TENSOR_DATA_TYPE_INT16)}, {"rank", 1}, {"axis", 1},
+                           {"wide", kYes}, {"pieces", 295}, {"size", 1}}},
+      {"split-300-outputs", {{"op", 1}, {"type", type_index(DML_TENSOR_DATA_TYPE_UINT16)}, {"rank", 1},
+                             {"wide", kYes}, {"pieces", 295}, {"size", 0}, {"size", 1}}},
+      // *.LargeEnoughForEveryThread: over 1 MiB, where the CPU backend splits the work.
+      {"join-large", {{"op", 0}, {"type", type_index(DML_TENSOR_DATA_TYPE_FLOAT64)}, {"rank", 2}, {"axis", 2},
+                      {"large", kYes}, {"pieces", 1}, {"length", 3}, {"length", 3}, {"size", 511}, {"size", 63}}},
+      {"split-large", {{"op", 1}, {"type", type_index(DML_TENSOR_DATA_TYPE_FLOAT64)}, {"rank", 2}, {"axis", 0},
+                       {"large", kYes}, {"pieces", 1}, {"length", 3}, {"length", 3}, {"size", 0}, {"size", 511},
+                       {"size", 63}}},
+      {"nonzero-large", {{"op", 2}, {"rank", 1}, {"large", kYes}, {"size", 511}, {"size", 511}, {"density", 3}}},
+  };
+  // Every data type, every rank, every layout, each option, each feature level: for each operator.
+  for (uint64_t op = 0; op < 3; ++op) {
+    const std::string name = op == 0 ? "join" : op == 1 ? "split" : "nonzero";
+    const A two_d = op < 2 ? A{{"rank", 1}, {"axis", 1}, {"pieces", 1}, {"length", 1}, {"length", 2}, {"size", 2}}
+                           : A{{"rank", 1}, {"size", 2}, {"size", 3}};
+    const auto with = [&](A extra, bool front = false) {
+      A a = {{"op", op}};
+      if (front) a.insert(a.end(), extra.begin(), extra.end());
+      a.insert(a.end(), two_d.begin(), two_d.end());
+      if (!front) a.insert(a.end(), extra.begin(), extra.end());
+      return a;
+    };
+    for (DML_TENSOR_DATA_TYPE type : kAllTypes) {
+      A a = {{"op", op}, {"type", type_index(type)}};
+      a.insert(a.end(), two_d.begin(), two_d.end());
+      s.push_back({name + "-type-" + type_name(type), a});
+    }
+    for (uint64_t rank = 0; rank < 8; ++rank) {
+      A a = {{"op", op}, {"rank", rank}};
+      if (op < 2 && rank > 0) a.push_back({"axis", rank / 2});
+      if (op < 2) a.push_back({"pieces", 1});
+      for (uint64_t d = 0; d <= rank; ++d) a.push_back({"size", 1});
+      s.push_back({name + "-rank-" + std::to_string(rank + 1), a});
+    }
+    // Each tensor's strides kind in turn (null, random_strides twice, small, past 2^32).
+    for (uint64_t kind = 1; kind < 5; ++kind) {
+      A a = with({});
+      for (int t = 0; t < 3; ++t) {
+        a.push_back({"strides", kind});
+        if (kind == 1 || kind == 2) a.push_back({"layout seed", kind * 10 + t});
+      }
+      // Two dimensions a tensor, but NONZERO's count has one.
+      if (kind == 3)
+        for (uint64_t v : {3u, 1u, 6u, 1u, 5u, 2u}) a.push_back({"stride", v});
+      if (kind == 3 && op == 2) a.pop_back();
+      s.push_back({name + "-strides-" + std::to_string(kind), a});
+    }
+    s.push_back({name + "-owned", with({{"owned", kYes}})});
+    s.push_back({name + "-alignment", with({{"has alignment", kYes}, {"alignment", 3}})});
+    s.push_back({name + "-extra-bytes", with({{"has extra bytes", kYes}, {"extra bytes", 37}})});
+    for (uint64_t level = 0; level < std::size(kLevels); ++level)
+      s.push_back({name + "-level-" + std::to_string(level),
+                   {{"op", op}, {"rank", 3}, {"size", 1}, {"size", 1}, {"size", 1}, {"size", 1}, {"level kind", 2},
+                    {"level", level}}});
+    for (uint64_t k = 0; k + 1 < kSpecBreaks; ++k)
+      s.push_back({name + "-spec-break-" + std::to_string(k + 1), with({{"spec break?", kYes}, {"spec break", k}})});
+    for (uint64_t k = 0; k + 1 < kRawBreaks; ++k)
+      s.push_back({name + "-raw-break-" + std::to_string(k + 1), with({{"raw break?", kYes}, {"raw break", k}})});
+    for (uint64_t k = 0; k + 1 < kBindBreaks; ++k)
+      for (uint64_t t = 0; t < (op == 0 ? 3u : 3u); ++t)
+        s.push_back({name + "-bind-break-" + std::to_string(k + 1) + "-tensor-" + std::to_string(t),
+                     with({{"owned", kYes}, {"bind break?", kYes}, {"bind break", k}, {"bind break tensor", t}})});
+  }
+  return s;
+}
+
+// Runs the seed, answering its choices; returns the input that decodes to the same case, and
+// describes the case in `summary`.
+std::vector<uint8_t> write(const Seed& seed, std::string& summary) {
+  std::map<std::string, std::vector<uint64_t>> answers;
+  for (const auto& [what, value] : seed.answers) answers[what].push_back(value);
+  std::map<std::string, size_t> used;
+  const auto fail = [&](const std::string& why) {
+    std::cerr << "c_abi_seed_writer: seed " << seed.name << ": " << why << "\n";
+    std::exit(1);
+  };
+  Choices in([&](const std::string& what, uint64_t n) -> uint64_t {
+    auto it = answers.find(what);
+    if (it == answers.end() || used[what] == it->second.size()) return 0;
+    const uint64_t v = it->second[used[what]++];
+    if (v == kYes) return n - 1;
+    if (n != 0 && v >= n) fail("the answer " + std::to_string(v) + " to '" + what + "' is not below " + std::to_string(n));
+    return v;
+  });
+  std::string as_written, as_read;
+  run_case(in, &as_written);
+  for (const auto& [what, values] : answers)
+    if (used[what] != values.size()) fail("'" + what + "' was asked fewer times than the seed answers it");
+  const std::vector<uint8_t> bytes = in.recorded();
+  Choices decoded(bytes.data(), bytes.size());
+  run_case(decoded, &as_read);
+  if (as_read != as_written) fail("its bytes decode to " + as_read + " instead of " + as_written);
+  summary = as_written;
+  return bytes;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  namespace fs = std::filesystem;
+  const std::string mode = argc == 3 ? argv[1] : "";
+  if (mode != "write" && mode != "check") {
+    std::cerr << "usage: c_abi_seed_writer write|check DIR\n";
+    return 2;
+  }
+  const fs::path dir = argv[2];
+  std::map<std::string, std::vector<uint8_t>> expected;
+  for (const Seed& seed : seeds()) {
+    std::string summary;
+    expected["seed-" + seed.name] = write(seed, summary);
+    if (mode == "write") std::cout << "seed-" << seed.name << ": " << summary << "\n";
+  }
+  if (mode == "write") {
+    fs::create_directories(dir);
+    for (const auto& [name, bytes] : expected)
+      std::ofstream(dir / name, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    std::cout << "wrote " << expected.size() << " seeds to " << dir << "\n";
+    return 0;
+  }
+  int stale = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string name = entry.path().filename();
+    if (name.rfind("seed-", 0) != 0) continue;
+    std::ifstream file(entry.path(), std::ios::binary);
+    const std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(file), {}};
+    if (!expected.count(name) || expected[name] != bytes) {
+      std::cerr << name << ": not what the seed writer writes now\n";
+      ++stale;
+    }
+    expected.erase(name);
+  }
+  for (const auto& [name, bytes] : expected) {
+    std::cerr << name << ": missing\n";
+    ++stale;
+  }
+  if (stale) {
+    std::cerr << "rewrite the seeds: c_abi_seed_writer write " << dir.string() << "\n";
+    return 1;
+  }
+  std::cout << "the seeds in " << dir << " are current\n";
+  return 0;
+}
+
+#endif
