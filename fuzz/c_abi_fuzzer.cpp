@@ -874,9 +874,13 @@ void run_case(Choices& in, std::string* summary = nullptr) {
 
 #ifndef OPENDML_C_ABI_SEED_WRITER
 
+// With C_ABI_FUZZER_VERBOSE set, each input's case is printed first.
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static const bool verbose = std::getenv("C_ABI_FUZZER_VERBOSE") != nullptr;
   Choices in(data, size);
-  run_case(in);
+  std::string summary;
+  run_case(in, verbose ? &summary : nullptr);
+  if (verbose) std::fprintf(stderr, "c_abi_fuzzer: ran %s\n", summary.c_str());
   return 0;
 }
 
