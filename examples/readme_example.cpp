@@ -1,4 +1,5 @@
-// The C++ example of README.md, compiled and run as a test: the JOIN seed example on the CPU.
+// The C++ example of README.md, compiled and run as a test: DirectML's JOIN example
+// (docs/contract.md section 3.1) on the CPU.
 // example-begin
 #include <cstdio>
 #include <opendml/opendml.hpp>

@@ -15,6 +15,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+# The peer benchmark's tests run under the python3 that CMake finds: NumPy, and matplotlib for its plots.
+if ! python3 -c 'import numpy, matplotlib' >/dev/null 2>&1; then
+  echo "setup: installing numpy and matplotlib for $(command -v python3)"
+  python3 -m pip install -q numpy matplotlib
+fi
 # nvcc lives outside PATH in the usual toolkit install.
 if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
   echo "setup: nvcc found at /usr/local/cuda/bin (add it to PATH to build the CUDA backend)"

@@ -1,6 +1,6 @@
 // Api (device-independent): the C ABI's argument checks and thread-local messages, the C++
 // wrapper's exceptions and descriptor builders, and the binary layout DirectML code relies on
-// (SPEC.md sections 1 and 4).
+// (docs/contract.md sections 1 and 4).
 #include <gtest/gtest.h>
 
 #include <cstddef>
@@ -68,7 +68,37 @@ TEST(CApi, StatusNames) {
   EXPECT_STREQ(odml_status_name(ODML_STATUS_UNSUPPORTED), "UNSUPPORTED");
   EXPECT_STREQ(odml_status_name(ODML_STATUS_OUT_OF_MEMORY), "OUT_OF_MEMORY");
   EXPECT_STREQ(odml_status_name(ODML_STATUS_DEVICE_FAILURE), "DEVICE_FAILURE");
-  EXPECT_STREQ(odml_status_name(static_cast<odml_status>(7)), "UNKNOWN_STATUS");
+  // A C caller may pass any int (regression: a value outside the enumerators was undefined
+  // behaviour before odml_status had a fixed underlying type).
+  for (int value : {5, 7, 8, 1000, -1, INT32_MIN, INT32_MAX})
+    EXPECT_STREQ(odml_status_name(static_cast<odml_status>(value)), "UNKNOWN_STATUS") << value;
+}
+
+TEST(CApi, EnumNames) {
+  EXPECT_STREQ(odml_data_type_name(DML_TENSOR_DATA_TYPE_FLOAT32), "FLOAT32");
+  EXPECT_STREQ(odml_data_type_name(DML_TENSOR_DATA_TYPE_INT4), "INT4");
+  EXPECT_EQ(odml_data_type_name(DML_TENSOR_DATA_TYPE_UNKNOWN), nullptr);
+  EXPECT_EQ(odml_data_type_name(static_cast<DML_TENSOR_DATA_TYPE>(99)), nullptr);
+  EXPECT_EQ(odml_data_type_bits(DML_TENSOR_DATA_TYPE_FLOAT16), 16u);
+  EXPECT_EQ(odml_data_type_bits(DML_TENSOR_DATA_TYPE_UINT4), 4u);
+  EXPECT_EQ(odml_data_type_bits(DML_TENSOR_DATA_TYPE_UINT64), 64u);
+  EXPECT_EQ(odml_data_type_bits(static_cast<DML_TENSOR_DATA_TYPE>(-1)), 0u);
+  EXPECT_STREQ(odml_feature_level_name(DML_FEATURE_LEVEL_1_0), "1_0");
+  EXPECT_STREQ(odml_feature_level_name(DML_FEATURE_LEVEL_6_4), "6_4");
+  EXPECT_EQ(odml_feature_level_name(static_cast<DML_FEATURE_LEVEL>(0x6500)), nullptr);
+  EXPECT_EQ(odml_feature_level_name(static_cast<DML_FEATURE_LEVEL>(0)), nullptr);
+}
+
+TEST(CApi, ExtensionBitsMustBeKnown) {
+  const OpDesc desc = sample_join();
+  odml_operator op = nullptr;
+  EXPECT_TRUE(status_is(odml_operator_create_ex(cpu_device().get(), &desc.get(), DML_FEATURE_LEVEL(0), 0x6, &op),
+                        kInvalid, {"extensions 0x6", "not odml_extension values"}));
+  EXPECT_EQ(op, nullptr);
+  ASSERT_TRUE(status_is(odml_operator_create_ex(cpu_device().get(), &desc.get(), DML_FEATURE_LEVEL(0),
+                                                ODML_EXTENSIONS_ALL, &op),
+                        ODML_STATUS_SUCCESS));
+  odml_operator_destroy(op);
 }
 
 TEST(CApi, CpuDeviceOpens) {

@@ -1,5 +1,5 @@
-// CalcBufferTensorSize: DMLCalcBufferTensorSize as SPEC.md section 2 defines it. Expected values
-// are worked out by hand from the formula.
+// CalcBufferTensorSize: DMLCalcBufferTensorSize as docs/contract.md section 2 defines it. Expected
+// values are worked out by hand from the formula.
 #include <gtest/gtest.h>
 
 #include <random>

@@ -1,6 +1,6 @@
-// DeviceBindings: the binding rules of SPEC.md section 2 ("Binding") and section 4, at initialize
-// and execute on the test device. Every rejected call must leave every output region (and its
-// guards) holding the poison: nothing is written when a call fails validation.
+// DeviceBindings: the binding rules of docs/contract.md section 2 ("Binding") and section 4, at
+// initialize and execute on the test device. Every rejected call must leave every output region
+// (and its guards) holding the poison: nothing is written when a call fails validation.
 #include <gtest/gtest.h>
 
 #include <memory>

@@ -1,4 +1,5 @@
-// DeviceJoin: JOIN on the test device, compared bit for bit with the oracle (SPEC.md 3.1).
+// DeviceJoin: JOIN on the test device, compared bit for bit with the oracle (docs/contract.md
+// section 3.1).
 #include <gtest/gtest.h>
 
 #include "support/data_types.h"
@@ -10,7 +11,7 @@ namespace {
 
 constexpr auto kF32 = DML_TENSOR_DATA_TYPE_FLOAT32;
 
-// SPEC.md 3.1, the JOIN seed: {1,1,2,3} and {1,1,2,4} along Axis 3.
+// docs/contract.md section 3.1, DirectML's example: {1,1,2,3} and {1,1,2,4} along Axis 3.
 TEST(DeviceJoin, SpecExampleTwoInputsAxis3) {
   JoinTester()
       .axis(3)
@@ -190,8 +191,8 @@ TEST(DeviceJoin, RandomCases) {
   random_cases(200, [](Rng& rng) { random_join(rng).run(); });
 }
 
-// SPEC.md section 5: the descriptor is copied at create, the compiled operator is independent of
-// the operator, and operators keep their device alive.
+// docs/contract.md section 5: the descriptor is copied at create, the compiled operator is
+// independent of the operator, and operators keep their device alive.
 TEST(DeviceJoin, CompiledOperatorOutlivesDescriptorOperatorAndDevice) {
   std::unique_ptr<opendml::CompiledOperator> compiled;
   {

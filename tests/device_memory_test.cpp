@@ -25,6 +25,16 @@ TEST(DeviceMemory, UploadDownloadRoundTrip) {
   EXPECT_EQ(back, data);
 }
 
+// Regression: sizes near 2^64 were rounded up to a multiple of 256 with a wrap, and the CPU device
+// returned SUCCESS with a tiny buffer.
+TEST(DeviceMemory, SizesThatCannotExistAreOutOfMemory) {
+  for (uint64_t size : {~uint64_t{0}, ~uint64_t{0} - 200, ~uint64_t{0} - 254}) {
+    void* p = reinterpret_cast<void*>(uintptr_t{1});
+    EXPECT_TRUE(status_is(odml_device_allocate(test_device().get(), size, &p), ODML_STATUS_OUT_OF_MEMORY)) << size;
+    EXPECT_EQ(p, reinterpret_cast<void*>(uintptr_t{1})) << "a failed call returns nothing";
+  }
+}
+
 TEST(DeviceMemory, NullArgumentsRejected) {
   const odml_device d = test_device().get();
   EXPECT_TRUE(status_is(odml_device_allocate(d, 16, nullptr), ODML_STATUS_INVALID_ARGUMENT, {"data is null"}));

@@ -1,5 +1,6 @@
 // DeviceNonzero: NONZERO_COORDINATES on the test device, compared with the oracle: the count and
-// the first `count` rows (SPEC.md 3.3; rows past the count are undefined and never read).
+// the first `count` rows (docs/contract.md section 3.3; rows past the count are undefined and
+// never read).
 #include <gtest/gtest.h>
 
 #include "support/data_types.h"
@@ -8,7 +9,8 @@
 namespace odml_test {
 namespace {
 
-// SPEC.md 3.3, the seed example: {1,1,2,4} FLOAT32 with -0.0 among the zeros, N = 3.
+// docs/contract.md section 3.3, DirectML's example: {1,1,2,4} FLOAT32 with -0.0 among the zeros,
+// N = 3.
 TEST(DeviceNonzero, SpecExample) {
   NonzeroTester()
       .sizes({1, 1, 2, 4})
@@ -21,7 +23,8 @@ TEST(DeviceNonzero, SpecExample) {
       .run();
 }
 
-// SPEC.md 3.3: non-zeros at {1,0}, {1,2}, {0,5} of a 2-D input come out in element order.
+// docs/contract.md section 3.3: non-zeros at {1,0}, {1,2}, {0,5} of a 2-D input come out in
+// element order.
 TEST(DeviceNonzero, SpecExampleTwoDimensional) {
   NonzeroTester()
       .type(DML_TENSOR_DATA_TYPE_INT32)

@@ -1,4 +1,5 @@
-// DeviceSplit: SPLIT on the test device, compared bit for bit with the oracle (SPEC.md 3.2).
+// DeviceSplit: SPLIT on the test device, compared bit for bit with the oracle (docs/contract.md
+// section 3.2).
 #include <gtest/gtest.h>
 
 #include "support/data_types.h"
@@ -9,7 +10,7 @@ namespace {
 
 const std::vector<float> kOneToTwelve = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
 
-// SPEC.md 3.2: {1,1,6,2} along Axis 2 into {1,1,2,2}, {1,1,1,2}, {1,1,3,2}.
+// docs/contract.md section 3.2: {1,1,6,2} along Axis 2 into {1,1,2,2}, {1,1,1,2}, {1,1,3,2}.
 TEST(DeviceSplit, SpecExampleAxis2) {
   SplitTester()
       .axis(2)
@@ -21,7 +22,7 @@ TEST(DeviceSplit, SpecExampleAxis2) {
       .run();
 }
 
-// SPEC.md 3.2: the same input along Axis 3 into two {1,1,6,1}.
+// docs/contract.md section 3.2: the same input along Axis 3 into two {1,1,6,1}.
 TEST(DeviceSplit, SpecExampleAxis3) {
   SplitTester()
       .axis(3)
@@ -44,7 +45,7 @@ TEST(DeviceSplit, EveryRankAndAxis) {
   for (uint32_t rank = 1; rank <= 8; ++rank)
     for (uint32_t axis = 0; axis < rank; ++axis) {
       Shape a(rank);
-      for (uint32_t d = 0; d < rank; ++d) a[d] = 3 - d % 3;  // at most 72 elements at rank 8
+      for (uint32_t d = 0; d < rank; ++d) a[d] = 3 - d % 3;  // at most 216 elements at rank 8
       Shape b = a;
       a[axis] = 1;
       b[axis] = 2;

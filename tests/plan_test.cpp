@@ -4,6 +4,7 @@
 // alignment all allow. Expected plans are worked out by hand from those rules.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "ops/operator.h"
@@ -14,15 +15,15 @@
 namespace odml_test {
 namespace {
 
-using opendml::CopyItem;
-using opendml::CopyPlan;
-using opendml::Dims;
-using opendml::NonzeroPlan;
+using opendml::internal::CopyItem;
+using opendml::internal::CopyPlan;
+using opendml::internal::Dims;
+using opendml::internal::NonzeroPlan;
 
-opendml::Plan plan(const OpDesc& desc) {
-  auto def = opendml::create_operator_def(&desc.get(), DML_FEATURE_LEVEL(0));
+opendml::internal::Plan plan(const OpDesc& desc) {
+  auto def = opendml::internal::create_operator_def(&desc.get(), {});
   if (!def.ok()) throw std::runtime_error(def.status().message());
-  return opendml::plan_operator(*def);
+  return opendml::internal::plan_operator(*def);
 }
 
 CopyPlan copy_plan(const OpDesc& desc) { return std::get<CopyPlan>(plan(desc)); }
@@ -56,20 +57,22 @@ TEST(Plan, PackedTensorCoalescesToOneDimension) {
   EXPECT_EQ(p.read_strides[0], 1u);
   EXPECT_EQ(p.element_count, 60u);
   // The coordinate view keeps every dimension: columns are coordinates along each of them.
-  EXPECT_EQ(p.rank, 3u);
-  EXPECT_EQ(first(p.sizes, 3), (std::vector<uint64_t>{4, 5, 3}));
-  EXPECT_EQ(first(p.strides, 3), (std::vector<uint64_t>{15, 3, 1}));
+  EXPECT_EQ(p.columns, 3u);
+  EXPECT_EQ(first(p.column_sizes, 3), (std::vector<uint64_t>{4, 5, 3}));
+  EXPECT_EQ(first(p.input_strides, 3), (std::vector<uint64_t>{15, 3, 1}));
 }
 
 TEST(Plan, NonzeroTrailingDimensionsAndCoordinateStrides) {
   const NonzeroPlan p = nonzero_plan(OpDesc::nonzero(spec(kF32, {1, 1, 3, 4}, Shape{100, 50, 1, 3}), spec(kU32, {1}),
                                                      spec(kU32, {12, 3}, Shape{2, 24})));
-  EXPECT_EQ(p.rank, 3u);
-  EXPECT_EQ(first(p.sizes, 3), (std::vector<uint64_t>{1, 3, 4}));
-  EXPECT_EQ(first(p.strides, 3), (std::vector<uint64_t>{50, 1, 3}));
+  EXPECT_EQ(p.columns, 3u);
+  EXPECT_EQ(first(p.column_sizes, 3), (std::vector<uint64_t>{1, 3, 4}));
+  EXPECT_EQ(first(p.input_strides, 3), (std::vector<uint64_t>{50, 1, 3}));
   EXPECT_EQ(p.row_stride, 2u);
   EXPECT_EQ(p.column_stride, 24u);
   EXPECT_EQ(p.read_rank, 2u);  // {3,4} transposed does not coalesce
+  EXPECT_EQ(p.count_bytes, 4u);
+  EXPECT_EQ(p.coordinate_bytes, 4u);
 }
 
 TEST(Plan, JoinCopyOfPackedTensorIsOneWideRun) {
@@ -199,6 +202,58 @@ TEST(Plan, RandomCopyPlansKeepTheirContract) {
       const std::vector<Bytes> expected = split_oracle(in[0], src[0], out, c.axis);
       for (size_t i = 0; i < out.size(); ++i)
         EXPECT_TRUE(elements_equal(out[i], dst[i], expected[i], "OutputTensors[" + std::to_string(i) + "]"));
+    }
+  });
+}
+
+// Every (source, destination) element pair a list of items copies, for comparing lists.
+std::vector<std::pair<uint64_t, uint64_t>> element_map(const std::vector<CopyItem>& items) {
+  std::vector<std::pair<uint64_t, uint64_t>> map;
+  for (const CopyItem& item : items) {
+    for (uint64_t i = 0; i < item.element_count(); ++i) {
+      uint64_t rest = i, s = item.src_offset, d = item.dst_offset;
+      for (uint32_t dim = item.rank; dim-- > 0;) {
+        s += rest % item.sizes[dim] * item.src_strides[dim];
+        d += rest % item.sizes[dim] * item.dst_strides[dim];
+        rest /= item.sizes[dim];
+      }
+      map.emplace_back(s, d);
+    }
+  }
+  std::sort(map.begin(), map.end());
+  return map;
+}
+
+uint64_t item_extent(const CopyItem& item, const Dims& strides) {
+  uint64_t e = 1;
+  for (uint32_t d = 0; d < item.rank; ++d) e += (item.sizes[d] - 1) * strides[d];
+  return e;
+}
+
+// split_items (for backends that index within an item in 32 bits) moves every element where it
+// went before, and each piece keeps to the limits.
+TEST(Plan, SplitItemsKeepsEveryElementAndTheLimits) {
+  random_cases(300, [](Rng& rng) {
+    CopyItem item;
+    item.rank = 1 + rng() % 4;
+    for (uint32_t d = item.rank; d-- > 0;) item.sizes[d] = 1 + rng() % 7;
+    uint64_t src = 1 + rng() % 2, dst = 1;
+    for (uint32_t d = item.rank; d-- > 0;) {  // padded, sometimes broadcast on the source
+      item.src_strides[d] = rng() % 5 == 0 ? 0 : src;
+      item.dst_strides[d] = dst;
+      src *= item.sizes[d] + rng() % 2;
+      dst *= item.sizes[d] + rng() % 3;
+    }
+    item.src_offset = rng() % 100;
+    item.dst_offset = rng() % 100;
+    const uint64_t max_count = 1 + rng() % 40, max_extent = 1 + rng() % 60;
+    const std::vector<CopyItem> pieces = opendml::internal::split_items(std::vector<CopyItem>{item}, max_count,
+                                                                         max_extent);
+    EXPECT_EQ(element_map(pieces), element_map({item}));
+    for (const CopyItem& p : pieces) {
+      EXPECT_LE(p.element_count(), std::max<uint64_t>(max_count, 1));
+      EXPECT_LE(item_extent(p, p.src_strides), max_extent);
+      EXPECT_LE(item_extent(p, p.dst_strides), max_extent);
     }
   });
 }

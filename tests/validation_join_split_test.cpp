@@ -1,5 +1,5 @@
-// Validation (device-independent): the JOIN and SPLIT rules of SPEC.md sections 3.1 and 3.2, one
-// test per rule, and one per row of their feature-level support tables.
+// Validation (device-independent): the JOIN and SPLIT rules of docs/contract.md sections 3.1 and
+// 3.2, one test per rule, and one per row of their feature-level support tables.
 #include <gtest/gtest.h>
 
 #include "support/expect.h"
@@ -42,7 +42,7 @@ void expect_support_row(OpDesc (*make)(DML_TENSOR_DATA_TYPE, uint32_t), const st
   }
 }
 
-// ---- JOIN (SPEC.md 3.1) ----
+// ---- JOIN (docs/contract.md section 3.1) ----
 
 TEST(Validation, JoinInputCountZeroRejected) {
   OpDesc d = sample_join();
@@ -81,7 +81,7 @@ TEST(Validation, JoinAxisOutOfRangeRejected) {
   }
 }
 
-// The message SPEC.md section 4 gives as its example, word for word.
+// The message docs/contract.md section 4 gives as its example, word for word.
 TEST(Validation, JoinOffAxisSizeMismatchRejected) {
   const OpDesc d = OpDesc::join({spec(kF32, {1, 4, 2, 1}), spec(kF32, {1, 4, 2, 1}), spec(kF32, {1, 5, 2, 1})},
                                 spec(kF32, {1, 4, 2, 3}), 3);
@@ -110,7 +110,7 @@ TEST(Validation, JoinAxisSumCountedIn64Bits) {
   EXPECT_TRUE(create_fails(s, kInvalid, {"add up to 4294967297 but InputTensor.Sizes[0] is 1"}));
 }
 
-// Each row of the JOIN support table of SPEC.md 3.1.
+// Each row of the JOIN support table of docs/contract.md section 3.1.
 TEST(Validation, JoinSupportFeatureLevel4_1AndAbove) {
   expect_support_row(join_of_rank, "JOIN", {DML_FEATURE_LEVEL_4_1, DML_FEATURE_LEVEL_5_0, DML_FEATURE_LEVEL_6_4}, 1, 8,
                      kElevenTypes);
@@ -146,7 +146,7 @@ TEST(Validation, JoinSupportAppliesToEveryInput) {
   EXPECT_TRUE(create_fails(d, kInvalid, {"JOIN: InputTensors[1].DataType is UINT4"}));
 }
 
-// ---- SPLIT (SPEC.md 3.2) ----
+// ---- SPLIT (docs/contract.md section 3.2) ----
 
 TEST(Validation, SplitOutputCountZeroRejected) {
   OpDesc d = sample_split();

@@ -1,5 +1,5 @@
-// Validation (device-independent): the NONZERO_COORDINATES rules of SPEC.md section 3.3, one test
-// per rule and per row of the support table.
+// Validation (device-independent): the NONZERO_COORDINATES rules of docs/contract.md section 3.3,
+// one test per rule and per row of the support table.
 #include <gtest/gtest.h>
 
 #include "support/expect.h"

@@ -1,4 +1,4 @@
-// Validation (device-independent): the buffer-tensor rules of SPEC.md section 2 and the
+// Validation (device-independent): the buffer-tensor rules of docs/contract.md section 2 and the
 // operator-level rules of sections 1 and 4, one test per rule. Each asserts the status and the
 // parts of the message that name the operator, the tensor, the field, the value and the rule.
 // The carrier is a JOIN of {2,3} and {2,5} into {2,8} along axis 1 (FLOAT32); field index 1 is

@@ -249,7 +249,7 @@ class CompiledOperator:
         self.implementation = lib.odml_compiled_operator_implementation(handle).decode()
 
     def bind(self, inputs, outputs, temporary=None, persistent=None):
-        """Bindings for execute: inputs and outputs in binding order (SPEC.md section 1)."""
+        """Bindings for execute: inputs and outputs in binding order (docs/contract.md section 1)."""
         return PreparedBindings(list(inputs), list(outputs), temporary, persistent)
 
     def initialize(self, temporary=None, persistent=None, stream=None):

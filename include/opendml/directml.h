@@ -3,7 +3,7 @@
  * Code written against DirectML fills these structs and passes them to opendml unchanged. Only the
  * parts of DirectML.h that concern the operators opendml implements are declared: the tensor
  * descriptors, the feature levels, and the JOIN, SPLIT and NONZERO_COORDINATES descriptors. Every
- * enum value and field order equals DirectML.h's (SPEC.md section 1). */
+ * enum value and field order equals DirectML.h's (docs/contract.md section 1). */
 #ifndef OPENDML_DIRECTML_H
 #define OPENDML_DIRECTML_H
 
@@ -132,9 +132,10 @@ typedef struct DML_NONZERO_COORDINATES_OPERATOR_DESC {
   const DML_TENSOR_DESC* OutputCoordinatesTensor;
 } DML_NONZERO_COORDINATES_OPERATOR_DESC;
 
-/* The bytes a buffer tensor spans (SPEC.md section 2): with null strides the packed size, else
- * (sum((size_i - 1) * stride_i) + 1) elements; then rounded up to a multiple of 4. Unlike DirectML's
- * published helper, the arithmetic is 64-bit and never wraps; an unknown type gives 0. */
+/* The bytes a buffer tensor spans (docs/contract.md section 2): with null strides the packed size,
+ * else (sum((size_i - 1) * stride_i) + 1) elements; then rounded up to a multiple of 4. Unlike
+ * DirectML's published helper, the arithmetic is 64-bit and never wraps. An unknown type, null
+ * sizes, more than 8 dimensions or a size of 0 give 0. */
 OPENDML_API UINT64 DMLCalcBufferTensorSize(DML_TENSOR_DATA_TYPE dataType, UINT dimensionCount, const UINT* sizes,
                                            const UINT* strides);
 

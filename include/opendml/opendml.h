@@ -1,6 +1,6 @@
 /* opendml: the C ABI.
  *
- * DirectML's lifecycle without Direct3D (SPEC.md section 5):
+ * DirectML's lifecycle without Direct3D (docs/contract.md section 5):
  *
  *   odml_device_create("cpu" | "cuda" | "cuda:N")
  *   odml_operator_create(device, &DML_OPERATOR_DESC, feature level)   validates the descriptor
@@ -28,7 +28,7 @@
 extern "C" {
 #endif
 
-typedef enum odml_status {
+typedef enum odml_status OPENDML_ENUM_BASE {
   ODML_STATUS_SUCCESS = 0,
   /* The caller broke a rule: a descriptor, a binding or an argument is invalid (DirectML's
    * E_INVALIDARG). */
@@ -40,12 +40,23 @@ typedef enum odml_status {
   ODML_STATUS_DEVICE_FAILURE = 4
 } odml_status;
 
-/* "SUCCESS", "INVALID_ARGUMENT", ... */
+/* "SUCCESS", "INVALID_ARGUMENT", ...; "UNKNOWN_STATUS" for a value that is none of these. */
 OPENDML_API const char* odml_status_name(odml_status status);
 
 /* The message of the most recent opendml call on this thread: empty when it succeeded. Valid until
  * the thread's next opendml call. */
 OPENDML_API const char* odml_last_error_message(void);
+
+/* ---- DirectML's enums by name ---------------------------------------------------------------- */
+
+/* A data type's name as DirectML.h spells it without the DML_TENSOR_DATA_TYPE_ prefix ("FLOAT32"),
+ * or null for a value that is no data type (DML_TENSOR_DATA_TYPE_UNKNOWN included). */
+OPENDML_API const char* odml_data_type_name(DML_TENSOR_DATA_TYPE type);
+/* Bits per element (4 for UINT4 and INT4), or 0 for a value that is no data type. */
+OPENDML_API uint32_t odml_data_type_bits(DML_TENSOR_DATA_TYPE type);
+/* A feature level's name without the DML_FEATURE_LEVEL_ prefix ("6_4"), or null for a value that
+ * is no DML_FEATURE_LEVEL. */
+OPENDML_API const char* odml_feature_level_name(DML_FEATURE_LEVEL level);
 
 /* ---- Devices ---------------------------------------------------------------------------------- */
 
@@ -78,6 +89,21 @@ typedef struct odml_compiled_operator_s* odml_compiled_operator;
  * descriptor is copied: it may be freed once the call returns. */
 OPENDML_API odml_status odml_operator_create(odml_device device, const DML_OPERATOR_DESC* desc,
                                              DML_FEATURE_LEVEL feature_level, odml_operator* op);
+
+/* Extensions to DirectML's rules that a caller opts into at creation (docs/contract.md section 7).
+ * Without them, validation is exactly DirectML's. */
+typedef enum odml_extension OPENDML_ENUM_BASE {
+  ODML_EXTENSION_NONE = 0,
+  /* 64-bit indices: NONZERO_COORDINATES may write INT64 or UINT64 counts and coordinates, and
+   * tensors of every operator may hold up to 2^64 - 1 elements instead of 2^32 - 1. */
+  ODML_EXTENSION_64BIT_INDICES = 1,
+  ODML_EXTENSIONS_ALL = 1
+} odml_extension;
+
+/* odml_operator_create with extensions: a bitwise OR of odml_extension values. */
+OPENDML_API odml_status odml_operator_create_ex(odml_device device, const DML_OPERATOR_DESC* desc,
+                                                DML_FEATURE_LEVEL feature_level, uint32_t extensions,
+                                                odml_operator* op);
 OPENDML_API void odml_operator_destroy(odml_operator op);
 
 /* Plans the operator for its device. The compiled operator is independent of op. */
@@ -85,7 +111,7 @@ OPENDML_API odml_status odml_operator_compile(odml_operator op, odml_compiled_op
 OPENDML_API void odml_compiled_operator_destroy(odml_compiled_operator compiled);
 
 typedef struct odml_binding_properties {
-  uint32_t input_count; /* tensors in binding order (SPEC.md section 1) */
+  uint32_t input_count; /* tensors in binding order (docs/contract.md section 1) */
   uint32_t output_count;
   uint64_t temporary_size_in_bytes;  /* bind at least this much at initialize and execute */
   uint64_t persistent_size_in_bytes; /* bind the same region at initialize and every execute */
@@ -124,7 +150,8 @@ OPENDML_API odml_status odml_compiled_operator_initialize(odml_compiled_operator
 OPENDML_API odml_status odml_compiled_operator_execute(odml_compiled_operator compiled, const odml_bindings* bindings,
                                                        void* stream);
 
-/* The implementation that compile chose, such as "cpu.strided_copy" or "cuda.rows". */
+/* The implementation that compile chose: "cpu.copy" or "cpu.nonzero" on the CPU, "cuda.slices",
+ * "cuda.copy" or "cuda.nonzero" on a CUDA device. */
 OPENDML_API const char* odml_compiled_operator_implementation(odml_compiled_operator compiled);
 
 #ifdef __cplusplus

@@ -6,7 +6,7 @@
 //                       out(DML_TENSOR_DATA_TYPE_FLOAT32, {2, 7});
 //   opendml::CompiledOperator join = opendml::Operator(cpu, opendml::JoinDesc({a, b}, out, 1)).compile();
 //   join.initialize();
-//   join.execute({a_data, b_data}, {out_data});
+//   join.execute({{a_data, a_bytes}, {b_data, b_bytes}}, {{out_data, out_bytes}});
 #pragma once
 
 #include <cstdint>
@@ -248,12 +248,15 @@ class CompiledOperator {
 
 class Operator {
  public:
-  Operator(const Device& device, const OperatorDesc& desc, DML_FEATURE_LEVEL level = DML_FEATURE_LEVEL(0))
-      : Operator(device, desc.desc(), level) {}
-  Operator(const Device& device, const DML_OPERATOR_DESC& desc, DML_FEATURE_LEVEL level = DML_FEATURE_LEVEL(0))
+  // extensions: odml_extension bits the caller opts into (ODML_EXTENSION_64BIT_INDICES).
+  Operator(const Device& device, const OperatorDesc& desc, DML_FEATURE_LEVEL level = DML_FEATURE_LEVEL(0),
+           uint32_t extensions = ODML_EXTENSION_NONE)
+      : Operator(device, desc.desc(), level, extensions) {}
+  Operator(const Device& device, const DML_OPERATOR_DESC& desc, DML_FEATURE_LEVEL level = DML_FEATURE_LEVEL(0),
+           uint32_t extensions = ODML_EXTENSION_NONE)
       : device_(device) {
     odml_operator op = nullptr;
-    check(odml_operator_create(device.get(), &desc, level, &op));
+    check(odml_operator_create_ex(device.get(), &desc, level, extensions, &op));
     handle_.reset(op);
   }
   odml_operator get() const { return handle_.get(); }

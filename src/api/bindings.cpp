@@ -1,9 +1,10 @@
 #include "api/bindings.h"
 
 #include <algorithm>
+#include <limits>
 #include <vector>
 
-namespace opendml {
+namespace opendml::internal {
 namespace {
 
 struct Region {
@@ -13,6 +14,17 @@ struct Region {
 };
 
 std::string address(uintptr_t a) { return cat("0x", std::hex, a); }
+
+// [begin, begin + bytes) as a Region; an end past the top of the address space is an error.
+Status add_region(std::vector<Region>& regions, const void* data, uint64_t bytes, const std::string& name,
+                  bool written, const std::string& where) {
+  const auto begin = reinterpret_cast<uintptr_t>(data);
+  if (bytes > std::numeric_limits<uintptr_t>::max() - begin)
+    return invalid_argument(where, name, " at ", address(begin), " with ", bytes,
+                            " bytes runs past the end of the address space");
+  regions.push_back({begin, begin + bytes, &name, written});
+  return {};
+}
 
 // Every pair of regions where at least one is written must be disjoint. Sorted by start, a region
 // overlaps an earlier one exactly when it starts before the furthest end seen so far.
@@ -52,8 +64,7 @@ Status check_tensor(const NamedTensor& t, const odml_buffer_binding& b, bool mus
   if (begin % t.tensor.base_alignment != 0)
     return invalid_argument(where, t.name, " is bound at ", address(begin), ", which is not a multiple of ",
                             t.tensor.base_alignment, " (GuaranteedBaseOffsetAlignment, or 16 when that is 0)");
-  regions.push_back({begin, begin + t.tensor.total_bytes, &t.name, written});
-  return {};
+  return add_region(regions, b.data, t.tensor.total_bytes, t.name, written, where);
 }
 
 Status check_region(const odml_buffer_binding& b, uint64_t required, const std::string& name, bool written,
@@ -67,8 +78,7 @@ Status check_region(const odml_buffer_binding& b, uint64_t required, const std::
   if (begin % DML_TEMPORARY_BUFFER_ALIGNMENT != 0)
     return invalid_argument(where, name, " starts at ", address(begin), ", which is not a multiple of ",
                             DML_TEMPORARY_BUFFER_ALIGNMENT);
-  regions.push_back({begin, begin + required, &name, written});
-  return {};
+  return add_region(regions, b.data, required, name, written, where);
 }
 
 }  // namespace
@@ -111,4 +121,4 @@ Status check_bindings(const OperatorDef& op, const odml_bindings* bindings, Phas
   return check_overlaps(regions, where);
 }
 
-}  // namespace opendml
+}  // namespace opendml::internal

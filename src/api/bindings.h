@@ -1,11 +1,12 @@
-// Validation of what initialize and execute bind (SPEC.md section 2, "Binding"): nothing runs
-// unless every region is present, large enough, aligned, and no written region overlaps another.
+// Validation of what initialize and execute bind (docs/contract.md section 2, "Binding"): nothing
+// runs unless every region is present, large enough, aligned, and no written region overlaps
+// another.
 #pragma once
 
 #include "core/status.h"
 #include "ops/operator.h"
 
-namespace opendml {
+namespace opendml::internal {
 
 enum class Phase { kInitialize, kExecute };
 
@@ -17,4 +18,4 @@ struct RegionSizes {
 
 Status check_bindings(const OperatorDef& op, const odml_bindings* bindings, Phase phase, RegionSizes sizes);
 
-}  // namespace opendml
+}  // namespace opendml::internal

@@ -3,21 +3,26 @@
 #include <new>
 #include <string>
 
+#include <array>
+#include <iterator>
+
 #include "api/compiled_operator.h"
+#include "core/data_type.h"
+#include "core/feature_level.h"
 #include "backends/device.h"
 #include "opendml/opendml.h"
 
-using opendml::Status;
+using opendml::internal::Status;
 
 struct odml_device_s {
-  std::shared_ptr<opendml::Device> device;
+  std::shared_ptr<opendml::internal::Device> device;
 };
 struct odml_operator_s {
-  std::shared_ptr<opendml::Device> device;
-  opendml::OperatorDef def;
+  std::shared_ptr<opendml::internal::Device> device;
+  opendml::internal::OperatorDef def;
 };
 struct odml_compiled_operator_s {
-  std::unique_ptr<opendml::CompiledOperator> compiled;
+  std::unique_ptr<opendml::internal::CompiledOperator> compiled;
 };
 
 namespace {
@@ -33,13 +38,18 @@ odml_status record(Body&& body) {
     status = body();
   } catch (const std::bad_alloc&) {
     status = Status(ODML_STATUS_OUT_OF_MEMORY, "opendml: out of host memory");
+  } catch (const std::exception& e) {
+    // No exception may cross the C boundary; one that reaches here is opendml's own defect.
+    status = Status(ODML_STATUS_DEVICE_FAILURE, std::string("opendml: internal error: ") + e.what());
+  } catch (...) {
+    status = Status(ODML_STATUS_DEVICE_FAILURE, "opendml: internal error: an unknown exception");
   }
   last_error = status.message();
   return status.code();
 }
 
 Status null_argument(const char* function, const char* name) {
-  return opendml::invalid_argument(function, ": ", name, " is null");
+  return opendml::internal::invalid_argument(function, ": ", name, " is null");
 }
 
 }  // namespace
@@ -59,11 +69,33 @@ const char* odml_status_name(odml_status status) {
 
 const char* odml_last_error_message(void) { return last_error.c_str(); }
 
+const char* odml_data_type_name(DML_TENSOR_DATA_TYPE type) {
+  const auto* info = opendml::internal::data_type_info(type);
+  return info ? info->name.data() : nullptr;  // the table's names are literals: terminated
+}
+
+uint32_t odml_data_type_bits(DML_TENSOR_DATA_TYPE type) {
+  const auto* info = opendml::internal::data_type_info(type);
+  return info ? info->bits : 0;
+}
+
+const char* odml_feature_level_name(DML_FEATURE_LEVEL level) {
+  using opendml::internal::kFeatureLevels;
+  static const auto names = [] {
+    std::array<std::string, std::size(kFeatureLevels)> n;
+    for (size_t i = 0; i < n.size(); ++i) n[i] = opendml::internal::feature_level_name(kFeatureLevels[i]);
+    return n;
+  }();
+  for (size_t i = 0; i < names.size(); ++i)
+    if (kFeatureLevels[i] == level) return names[i].c_str();
+  return nullptr;
+}
+
 odml_status odml_device_create(const char* name, odml_device* device) {
   return record([&]() -> Status {
     if (device == nullptr) return null_argument("odml_device_create", "device");
     if (name == nullptr) return null_argument("odml_device_create", "name");
-    auto opened = opendml::open_device(name);
+    auto opened = opendml::internal::open_device(name);
     if (!opened.ok()) return opened.status();
     *device = new odml_device_s{std::move(*opened)};
     return {};
@@ -119,10 +151,15 @@ odml_status odml_device_synchronize(odml_device device, void* stream) {
 
 odml_status odml_operator_create(odml_device device, const DML_OPERATOR_DESC* desc, DML_FEATURE_LEVEL feature_level,
                                  odml_operator* op) {
+  return odml_operator_create_ex(device, desc, feature_level, ODML_EXTENSION_NONE, op);
+}
+
+odml_status odml_operator_create_ex(odml_device device, const DML_OPERATOR_DESC* desc, DML_FEATURE_LEVEL feature_level,
+                                    uint32_t extensions, odml_operator* op) {
   return record([&]() -> Status {
     if (device == nullptr) return null_argument("odml_operator_create", "device");
     if (op == nullptr) return null_argument("odml_operator_create", "op");
-    auto def = opendml::create_operator_def(desc, feature_level);
+    auto def = opendml::internal::create_operator_def(desc, {feature_level, extensions});
     if (!def.ok()) return def.status();
     *op = new odml_operator_s{device->device, std::move(*def)};
     return {};
@@ -135,7 +172,7 @@ odml_status odml_operator_compile(odml_operator op, odml_compiled_operator* comp
   return record([&]() -> Status {
     if (op == nullptr) return null_argument("odml_operator_compile", "op");
     if (compiled == nullptr) return null_argument("odml_operator_compile", "compiled");
-    auto result = opendml::CompiledOperator::compile(op->device, op->def);
+    auto result = opendml::internal::CompiledOperator::compile(op->device, op->def);
     if (!result.ok()) return result.status();
     *compiled = new odml_compiled_operator_s{std::move(*result)};
     return {};

@@ -1,6 +1,6 @@
 #include "api/compiled_operator.h"
 
-namespace opendml {
+namespace opendml::internal {
 namespace {
 
 uint64_t align256(uint64_t n) { return (n + 255) & ~uint64_t{255}; }
@@ -66,4 +66,4 @@ Status CompiledOperator::execute(const odml_bindings* bindings, void* stream) co
       {inputs, outputs, static_cast<std::byte*>(bindings->temporary.data), persistent, stream});
 }
 
-}  // namespace opendml
+}  // namespace opendml::internal

@@ -13,7 +13,7 @@
 #include "backends/device.h"
 #include "ops/operator.h"
 
-namespace opendml {
+namespace opendml::internal {
 
 class CompiledOperator {
  public:
@@ -35,4 +35,4 @@ class CompiledOperator {
   std::atomic<bool> initialized_{false};
 };
 
-}  // namespace opendml
+}  // namespace opendml::internal

@@ -8,7 +8,7 @@
 #include "backends/cpu/cpu_device.h"
 #include "backends/cuda/cuda_device.h"
 
-namespace opendml {
+namespace opendml::internal {
 
 bool env_flag(const char* name) {
   const char* v = std::getenv(name);
@@ -18,6 +18,11 @@ bool env_flag(const char* name) {
 bool verbose() {
   static const bool on = env_flag("OPENDML_VERBOSE");
   return on;
+}
+
+const char* forced_implementation() {
+  const char* name = std::getenv("OPENDML_IMPLEMENTATION");
+  return name != nullptr && *name != '\0' ? name : nullptr;
 }
 
 void log_verbose(const std::string& line) { std::fprintf(stderr, "opendml: %s\n", line.c_str()); }
@@ -34,4 +39,4 @@ Result<std::shared_ptr<Device>> open_device(std::string_view name) {
   return invalid_argument("device name '", name, "' is not one of cpu, cuda, cuda:N");
 }
 
-}  // namespace opendml
+}  // namespace opendml::internal

@@ -8,11 +8,13 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
+#include <variant>
 
 #include "core/status.h"
 #include "ops/plan.h"
 
-namespace opendml {
+namespace opendml::internal {
 
 struct ExecuteArgs {
   std::span<const std::byte* const> inputs;  // one per input slot (owned inputs point into persistent)
@@ -35,7 +37,7 @@ class Kernel {
 
 struct CompiledKernel {
   std::unique_ptr<Kernel> kernel;
-  const char* implementation = "";  // "cpu.copy", "cuda.rows", ...
+  const char* implementation = "";  // "cpu.copy", "cuda.slices", ...
 };
 
 class Device {
@@ -70,9 +72,21 @@ bool env_flag(const char* name);
 bool verbose();  // OPENDML_VERBOSE
 void log_verbose(const std::string& line);
 
-// The first implementation of `list` that accepts plan.
-template <class P, class D, size_t N>
-Result<CompiledKernel> choose_implementation(const Implementation<P, D> (&list)[N], const P& plan, const D& device) {
+// The implementation named by OPENDML_IMPLEMENTATION, or null: a test mode that makes every plan
+// the named implementation accepts run on it, however rarely the selector would pick it.
+const char* forced_implementation();
+
+// The first implementation of `list` that accepts plan (the forced one first, if it accepts).
+template <class P, class D>
+Result<CompiledKernel> choose_implementation(std::span<const Implementation<P, D>> list, const P& plan,
+                                             const D& device) {
+  if (const char* forced = forced_implementation()) {
+    for (const Implementation<P, D>& impl : list) {
+      if (std::string_view(impl.name) != forced || !impl.declines(plan, device).empty()) continue;
+      if (verbose()) log_verbose(cat(device.name(), ": ", impl.name, " chosen (OPENDML_IMPLEMENTATION)"));
+      return CompiledKernel{impl.create(plan, device), impl.name};
+    }
+  }
   std::string reasons;
   for (const Implementation<P, D>& impl : list) {
     const std::string why = impl.declines(plan, device);
@@ -86,4 +100,13 @@ Result<CompiledKernel> choose_implementation(const Implementation<P, D> (&list)[
   return unsupported(device.name(), " has no implementation for this operator (", reasons, ")");
 }
 
-}  // namespace opendml
+// Compiles plan on device with the list that `implementations(const P&, const D&)` (found by
+// argument-dependent lookup) gives for the plan's kind. A device that lacks the overload for some
+// plan kind fails to compile here, rather than failing at run time.
+template <class D>
+Result<CompiledKernel> compile_plan(const Plan& plan, const D& device) {
+  return std::visit([&](const auto& p) { return choose_implementation(implementations(p, device), p, device); },
+                    plan);
+}
+
+}  // namespace opendml::internal

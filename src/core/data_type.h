@@ -9,7 +9,7 @@
 
 #include "opendml/directml.h"
 
-namespace opendml {
+namespace opendml::internal {
 
 struct DataTypeInfo {
   DML_TENSOR_DATA_TYPE type;
@@ -50,8 +50,9 @@ inline std::optional<DML_TENSOR_DATA_TYPE> parse_data_type(std::string_view text
 }
 
 // The bits of an element that decide whether it is non-zero: all of them for integers, all but
-// the sign bit for floats, so that -0.0 counts as zero and NaN and denormals do not (SPEC.md 3.3).
-constexpr uint64_t nonzero_mask(const DataTypeInfo& info) {
+// the sign bit for floats, so that -0.0 counts as zero and NaN and denormals do not
+// (docs/contract.md section 3.3).
+constexpr uint64_t value_mask(const DataTypeInfo& info) {
   const uint64_t all = info.bits == 64 ? ~uint64_t{0} : (uint64_t{1} << info.bits) - 1;
   return info.is_float ? all >> 1 : all;
 }
@@ -68,4 +69,4 @@ class DataTypeSet {
   uint32_t bits_ = 0;
 };
 
-}  // namespace opendml
+}  // namespace opendml::internal

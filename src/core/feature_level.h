@@ -7,7 +7,7 @@
 
 #include "opendml/directml.h"
 
-namespace opendml {
+namespace opendml::internal {
 
 inline constexpr DML_FEATURE_LEVEL kFeatureLevels[] = {
     DML_FEATURE_LEVEL_1_0, DML_FEATURE_LEVEL_2_0, DML_FEATURE_LEVEL_2_1, DML_FEATURE_LEVEL_3_0, DML_FEATURE_LEVEL_3_1,
@@ -36,4 +36,4 @@ inline std::optional<DML_FEATURE_LEVEL> parse_feature_level(std::string_view tex
   return std::nullopt;
 }
 
-}  // namespace opendml
+}  // namespace opendml::internal

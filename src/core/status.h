@@ -9,7 +9,7 @@
 
 #include "opendml/opendml.h"
 
-namespace opendml {
+namespace opendml::internal {
 
 class Status {
  public:
@@ -62,11 +62,11 @@ class Result {
   std::variant<T, Status> state_;
 };
 
-}  // namespace opendml
+}  // namespace opendml::internal
 
 // Returns from the calling function when `expr` (a Status) is not ok.
 #define ODML_RETURN_IF_ERROR(expr)               \
   do {                                           \
-    ::opendml::Status odml_status_ = (expr);     \
+    ::opendml::internal::Status odml_status_ = (expr);     \
     if (!odml_status_.ok()) return odml_status_; \
   } while (0)

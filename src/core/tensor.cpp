@@ -6,7 +6,7 @@
 
 #include "core/data_type.h"
 
-namespace opendml {
+namespace opendml::internal {
 namespace {
 
 constexpr uint64_t kSaturated = uint64_t{1} << 63;
@@ -131,7 +131,7 @@ std::string dims_to_string(const Dims& dims, uint32_t rank) {
   return s + "}";
 }
 
-Result<Tensor> read_tensor(const DML_TENSOR_DESC* desc, Role role, std::string_view where) {
+Result<Tensor> read_tensor(const DML_TENSOR_DESC* desc, Role role, std::string_view where, uint64_t max_elements) {
   if (desc == nullptr) return invalid_argument(where, " is null; every tensor of the operator must be described");
   if (desc->Type != DML_TENSOR_TYPE_BUFFER)
     return invalid_argument(where, ".Type is ", static_cast<int>(desc->Type),
@@ -164,19 +164,20 @@ Result<Tensor> read_tensor(const DML_TENSOR_DESC* desc, Role role, std::string_v
     t.sizes[d] = buffer.Sizes[d];
   }
   const uint64_t count = t.element_count();
-  if (count > kMaxElements)
+  const char* const beyond = max_elements == kMaxElements ? " (ODML_EXTENSION_64BIT_INDICES allows more)" : "";
+  if (count > max_elements)
     return invalid_argument(where, " has ", count, " elements (Sizes ", dims_to_string(t.sizes, t.rank), "); at most ",
-                            kMaxElements, " are allowed");
+                            max_elements, " are allowed", beyond);
   if (buffer.Strides != nullptr) {
     for (uint32_t d = 0; d < t.rank; ++d) t.strides[d] = buffer.Strides[d];
   } else {
     t.strides = packed_strides(t.sizes, t.rank);
   }
   const uint64_t extent = physical_extent(t.sizes, t.strides, t.rank);
-  if (extent > kMaxElements)
+  if (extent > max_elements)
     return invalid_argument(where, ".Strides ", dims_to_string(t.strides, t.rank), " with Sizes ",
-                            dims_to_string(t.sizes, t.rank), " span ", extent, " elements; at most ", kMaxElements,
-                            " are allowed");
+                            dims_to_string(t.sizes, t.rank), " span ", extent, " elements; at most ", max_elements,
+                            " are allowed", beyond);
   if (role == Role::kOutput) ODML_RETURN_IF_ERROR(check_output_strides(t, where));
 
   const uint64_t required =
@@ -195,11 +196,11 @@ Result<Tensor> read_tensor(const DML_TENSOR_DESC* desc, Role role, std::string_v
   return t;
 }
 
-}  // namespace opendml
+}  // namespace opendml::internal
 
 extern "C" UINT64 DMLCalcBufferTensorSize(DML_TENSOR_DATA_TYPE dataType, UINT dimensionCount, const UINT* sizes,
                                           const UINT* strides) {
-  using namespace opendml;
+  using namespace opendml::internal;
   const DataTypeInfo* type = data_type_info(dataType);
   if (type == nullptr || sizes == nullptr || dimensionCount > kMaxRank) return 0;
   Dims s{}, st{};

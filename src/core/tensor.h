@@ -10,15 +10,17 @@
 #include "core/status.h"
 #include "opendml/directml.h"
 
-namespace opendml {
+namespace opendml::internal {
 
 inline constexpr uint32_t kMaxRank = DML_TENSOR_DIMENSION_COUNT_MAX1;
-// Element counts and physical extents are at most this (SPEC.md section 2, rule 7).
+// Element counts and physical extents are at most kMaxElements (docs/contract.md section 2, rule
+// 7), or kMaxElements64 with the 64-bit index extension (section 7).
 inline constexpr uint64_t kMaxElements = 0xFFFFFFFFull;
+inline constexpr uint64_t kMaxElements64 = (uint64_t{1} << 62) - 1;
 
 using Dims = std::array<uint64_t, kMaxRank>;
 
-// A DML_BUFFER_TENSOR_DESC that passed every rule of SPEC.md section 2.
+// A DML_BUFFER_TENSOR_DESC that passed every rule of docs/contract.md section 2.
 struct Tensor {
   DML_TENSOR_DATA_TYPE data_type = DML_TENSOR_DATA_TYPE_UNKNOWN;
   bool owned_by_dml = false;
@@ -34,8 +36,10 @@ struct Tensor {
 enum class Role { kInput, kOutput };
 
 // Reads and validates desc. `where` names the tensor in messages, e.g. "JOIN: InputTensors[2]".
-// Post: the returned tensor satisfies rules 1-7 of SPEC.md section 2 for `role`.
-Result<Tensor> read_tensor(const DML_TENSOR_DESC* desc, Role role, std::string_view where);
+// Post: the returned tensor satisfies rules 1-7 of docs/contract.md section 2 for `role`, with at
+// most max_elements elements and physical extent.
+Result<Tensor> read_tensor(const DML_TENSOR_DESC* desc, Role role, std::string_view where,
+                           uint64_t max_elements = kMaxElements);
 
 // The element strides of a packed row-major tensor of `rank` dimensions.
 Dims packed_strides(const Dims& sizes, uint32_t rank);
@@ -87,4 +91,4 @@ void MultiView<kViews>::coalesce() {
 // "{1, 2, 3}", for messages.
 std::string dims_to_string(const Dims& dims, uint32_t rank);
 
-}  // namespace opendml
+}  // namespace opendml::internal

@@ -5,7 +5,7 @@
 #include "core/data_type.h"
 #include "ops/support.h"
 
-namespace opendml {
+namespace opendml::internal {
 namespace {
 
 constexpr SupportRow kJoinSupport[] = {
@@ -40,13 +40,14 @@ constexpr Fields kSplit = {DML_OPERATOR_SPLIT, "SPLIT",       "OutputCount", "Ou
                            "InputTensor",      Role::kOutput, kSplitSupport};
 
 Result<OperatorDef> validate(const Fields& f, UINT count, const DML_TENSOR_DESC* pieces, const DML_TENSOR_DESC* whole,
-                             UINT axis, DML_FEATURE_LEVEL level) {
+                             UINT axis, const CreateOptions& options) {
+  const DML_FEATURE_LEVEL level = options.feature_level;
   const std::string op = cat(f.op, ": ");
   if (count == 0) return invalid_argument(op, f.count, " is 0; it must be at least 1");
   if (pieces == nullptr) return invalid_argument(op, f.pieces, " is null but ", f.count, " is ", count);
 
   const Role whole_role = f.piece_role == Role::kInput ? Role::kOutput : Role::kInput;
-  Result<Tensor> w = read_tensor(whole, whole_role, op + std::string(f.whole));
+  Result<Tensor> w = read_tensor(whole, whole_role, op + std::string(f.whole), options.max_elements());
   if (!w.ok()) return w.status();
   ODML_RETURN_IF_ERROR(check_support(f.support, level, *w, f.op, op + std::string(f.whole)));
   if (axis >= w->rank)
@@ -57,7 +58,7 @@ Result<OperatorDef> validate(const Fields& f, UINT count, const DML_TENSOR_DESC*
   uint64_t axis_sum = 0;
   for (UINT i = 0; i < count; ++i) {
     const std::string name = cat(f.pieces, "[", i, "]");
-    Result<Tensor> p = read_tensor(&pieces[i], f.piece_role, op + name);
+    Result<Tensor> p = read_tensor(&pieces[i], f.piece_role, op + name, options.max_elements());
     if (!p.ok()) return p.status();
     ODML_RETURN_IF_ERROR(check_support(f.support, level, *p, f.op, op + name));
     if (p->data_type != w->data_type)
@@ -82,7 +83,7 @@ Result<OperatorDef> validate(const Fields& f, UINT count, const DML_TENSOR_DESC*
   OperatorDef def;
   def.type = f.type;
   def.name = f.op;
-  def.feature_level = level;
+  def.options = options;
   def.axis = axis;
   std::vector<NamedTensor> wholes = {{std::string(f.whole), *w}};
   def.inputs = f.piece_role == Role::kInput ? std::move(parts) : std::move(wholes);
@@ -132,12 +133,12 @@ void widen(CopyItem& item, uint32_t element_bytes, uint32_t alignment) {
 
 }  // namespace
 
-Result<OperatorDef> validate_join(const DML_JOIN_OPERATOR_DESC& desc, DML_FEATURE_LEVEL level) {
-  return validate(kJoin, desc.InputCount, desc.InputTensors, desc.OutputTensor, desc.Axis, level);
+Result<OperatorDef> validate_join(const DML_JOIN_OPERATOR_DESC& desc, const CreateOptions& options) {
+  return validate(kJoin, desc.InputCount, desc.InputTensors, desc.OutputTensor, desc.Axis, options);
 }
 
-Result<OperatorDef> validate_split(const DML_SPLIT_OPERATOR_DESC& desc, DML_FEATURE_LEVEL level) {
-  return validate(kSplit, desc.OutputCount, desc.OutputTensors, desc.InputTensor, desc.Axis, level);
+Result<OperatorDef> validate_split(const DML_SPLIT_OPERATOR_DESC& desc, const CreateOptions& options) {
+  return validate(kSplit, desc.OutputCount, desc.OutputTensors, desc.InputTensor, desc.Axis, options);
 }
 
 CopyPlan plan_join_split(const OperatorDef& op) {
@@ -170,4 +171,4 @@ CopyPlan plan_join_split(const OperatorDef& op) {
   return plan;
 }
 
-}  // namespace opendml
+}  // namespace opendml::internal

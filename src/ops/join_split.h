@@ -5,12 +5,12 @@
 
 #include "ops/operator.h"
 
-namespace opendml {
+namespace opendml::internal {
 
-Result<OperatorDef> validate_join(const DML_JOIN_OPERATOR_DESC& desc, DML_FEATURE_LEVEL level);
-Result<OperatorDef> validate_split(const DML_SPLIT_OPERATOR_DESC& desc, DML_FEATURE_LEVEL level);
+Result<OperatorDef> validate_join(const DML_JOIN_OPERATOR_DESC& desc, const CreateOptions& options);
+Result<OperatorDef> validate_split(const DML_SPLIT_OPERATOR_DESC& desc, const CreateOptions& options);
 
 // One copy item per piece, coalesced and widened.
 CopyPlan plan_join_split(const OperatorDef& op);
 
-}  // namespace opendml
+}  // namespace opendml::internal

@@ -6,7 +6,7 @@
 #include "core/feature_level.h"
 #include "ops/support.h"
 
-namespace opendml {
+namespace opendml::internal {
 namespace {
 
 constexpr DataTypeSet kUint32 = {DML_TENSOR_DATA_TYPE_UINT32};
@@ -20,6 +20,10 @@ constexpr SupportRow kCoordinatesSupport[] = {{DML_FEATURE_LEVEL_4_0, 2, 8, kUin
 
 constexpr std::string_view kOp = "NONZERO_COORDINATES";
 
+constexpr bool is_64bit_index(DML_TENSOR_DATA_TYPE t) {
+  return t == DML_TENSOR_DATA_TYPE_INT64 || t == DML_TENSOR_DATA_TYPE_UINT64;
+}
+
 // The DimensionCount without leading dimensions of size 1: {1,2,3,4} -> 3, {1,1,1,1} -> 0.
 uint32_t effective_rank(const Tensor& t) {
   uint32_t leading = 0;
@@ -30,7 +34,8 @@ uint32_t effective_rank(const Tensor& t) {
 }  // namespace
 
 Result<OperatorDef> validate_nonzero_coordinates(const DML_NONZERO_COORDINATES_OPERATOR_DESC& desc,
-                                                 DML_FEATURE_LEVEL level) {
+                                                 const CreateOptions& options) {
+  const DML_FEATURE_LEVEL level = options.feature_level;
   const std::string op = cat(kOp, ": ");
   if (support_row(kInputSupport, level) == nullptr)
     return invalid_argument(op, "the operator exists from feature level 3_0; it was created at ",
@@ -46,12 +51,17 @@ Result<OperatorDef> validate_nonzero_coordinates(const DML_NONZERO_COORDINATES_O
       {"InputTensor", desc.InputTensor, Role::kInput, kInputSupport},
       {"OutputCountTensor", desc.OutputCountTensor, Role::kOutput, kCountSupport},
       {"OutputCoordinatesTensor", desc.OutputCoordinatesTensor, Role::kOutput, kCoordinatesSupport}};
+  const bool wide = options.has(ODML_EXTENSION_64BIT_INDICES);
   Tensor tensors[3];
   for (int i = 0; i < 3; ++i) {
     const std::string where = op + std::string(fields[i].name);
-    Result<Tensor> t = read_tensor(fields[i].desc, fields[i].role, where);
+    Result<Tensor> t = read_tensor(fields[i].desc, fields[i].role, where, options.max_elements());
     if (!t.ok()) return t.status();
-    ODML_RETURN_IF_ERROR(check_support(fields[i].support, level, *t, kOp, where));
+    // With 64-bit indices the count and coordinates may also be INT64 or UINT64 (contract
+    // section 7); their dimension counts follow DirectML's table all the same.
+    Tensor checked = *t;
+    if (i > 0 && wide && is_64bit_index(checked.data_type)) checked.data_type = DML_TENSOR_DATA_TYPE_UINT32;
+    ODML_RETURN_IF_ERROR(check_support(fields[i].support, level, checked, kOp, where));
     tensors[i] = *t;
   }
   const Tensor& input = tensors[0];
@@ -70,15 +80,32 @@ Result<OperatorDef> validate_nonzero_coordinates(const DML_NONZERO_COORDINATES_O
     if (count.sizes[d] != 1)
       return invalid_argument(op, "OutputCountTensor.Sizes[", d, "] is ", count.sizes[d],
                               "; the count is a scalar, so every size must be 1");
+  // M is Sizes[r - 2]; DirectML wants every size before it to be 1. With 64-bit indices M may pass
+  // 2^32 - 1 (a UINT size's limit), so the sizes before N may multiply to M, as long as they
+  // coalesce into one row dimension (rows evenly spaced).
   const uint32_t r = coordinates.rank;
-  for (uint32_t d = 0; d + 2 < r; ++d)
+  MultiView<1> rows;
+  rows.rank = r - 1;
+  rows.sizes = coordinates.sizes;
+  rows.strides = {coordinates.strides};
+  rows.coalesce();
+  for (uint32_t d = 0; d + 2 < r && !wide; ++d)
     if (coordinates.sizes[d] != 1)
       return invalid_argument(op, "OutputCoordinatesTensor.Sizes[", d, "] is ", coordinates.sizes[d],
                               "; every size but the last two (M, N) must be 1");
-  const uint64_t m = coordinates.sizes[r - 2], n = coordinates.sizes[r - 1];
+  if (rows.rank != 1)
+    return invalid_argument(op, "OutputCoordinatesTensor.Sizes ", dims_to_string(coordinates.sizes, r),
+                            " with Strides ", dims_to_string(coordinates.strides, r),
+                            " do not space the rows evenly; with 64-bit indices the sizes before N must be "
+                            "contiguous with each other");
+  const uint64_t m = rows.sizes[0], n = coordinates.sizes[r - 1];
   if (m != input.element_count())
-    return invalid_argument(op, "OutputCoordinatesTensor.Sizes[", r - 2, "] (M) is ", m, " but InputTensor has ",
-                            input.element_count(), " elements; M must equal the input's element count");
+    return invalid_argument(op, "OutputCoordinatesTensor.Sizes", wide ? std::string(" before N multiply to ") : cat("[", r - 2, "] (M) is "),
+                            m, " but InputTensor has ", input.element_count(),
+                            " elements; M must equal the input's element count");
+  if (input.element_count() > kMaxElements && !is_64bit_index(count.data_type))
+    return invalid_argument(op, "InputTensor has ", input.element_count(),
+                            " elements, more than 2^32 - 1, so OutputCountTensor must be INT64 or UINT64");
   const uint32_t min_n = std::max(1u, effective_rank(input));
   if (n < min_n || n > input.rank)
     return invalid_argument(op, "OutputCoordinatesTensor.Sizes[", r - 1, "] (N) is ", n, "; it must be from ", min_n,
@@ -88,7 +115,7 @@ Result<OperatorDef> validate_nonzero_coordinates(const DML_NONZERO_COORDINATES_O
   OperatorDef def;
   def.type = DML_OPERATOR_NONZERO_COORDINATES;
   def.name = kOp;
-  def.feature_level = level;
+  def.options = options;
   def.inputs = {{"InputTensor", input}};
   def.outputs = {{"OutputCountTensor", count}, {"OutputCoordinatesTensor", coordinates}};
   return def;
@@ -96,21 +123,22 @@ Result<OperatorDef> validate_nonzero_coordinates(const DML_NONZERO_COORDINATES_O
 
 NonzeroPlan plan_nonzero_coordinates(const OperatorDef& op) {
   const Tensor& input = op.inputs[0].tensor;
+  const Tensor& count = op.outputs[0].tensor;
   const Tensor& coordinates = op.outputs[1].tensor;
   const DataTypeInfo& type = *data_type_info(input.data_type);
 
   NonzeroPlan plan;
   plan.element_bytes = type.bits / 8;
-  plan.value_mask = static_cast<uint32_t>(nonzero_mask(type));
+  plan.value_mask = static_cast<uint32_t>(value_mask(type));
   plan.element_count = input.element_count();
   plan.input_alignment = input.base_alignment;
 
   const uint32_t r = coordinates.rank;
-  plan.rank = static_cast<uint32_t>(coordinates.sizes[r - 1]);
-  const uint32_t dropped = input.rank - plan.rank;  // leading dimensions, all of size 1
-  for (uint32_t j = 0; j < plan.rank; ++j) {
-    plan.sizes[j] = input.sizes[dropped + j];
-    plan.strides[j] = input.strides[dropped + j];
+  plan.columns = static_cast<uint32_t>(coordinates.sizes[r - 1]);
+  const uint32_t dropped = input.rank - plan.columns;  // leading dimensions, all of size 1
+  for (uint32_t j = 0; j < plan.columns; ++j) {
+    plan.column_sizes[j] = input.sizes[dropped + j];
+    plan.input_strides[j] = input.strides[dropped + j];
   }
 
   MultiView<1> read;
@@ -122,9 +150,18 @@ NonzeroPlan plan_nonzero_coordinates(const OperatorDef& op) {
   plan.read_sizes = read.sizes;
   plan.read_strides = read.strides[0];
 
-  plan.row_stride = coordinates.strides[r - 2];
+  // The row dimensions coalesce into one (validation): its stride is the row stride. A single row
+  // has no stride of its own; any value serves.
+  MultiView<1> rows;
+  rows.rank = r - 1;
+  rows.sizes = coordinates.sizes;
+  rows.strides = {coordinates.strides};
+  rows.coalesce();
+  plan.row_stride = rows.sizes[0] == 1 ? coordinates.strides[r - 2] : rows.strides[0][0];
   plan.column_stride = coordinates.strides[r - 1];
+  plan.count_bytes = data_type_info(count.data_type)->bits / 8;
+  plan.coordinate_bytes = data_type_info(coordinates.data_type)->bits / 8;
   return plan;
 }
 
-}  // namespace opendml
+}  // namespace opendml::internal

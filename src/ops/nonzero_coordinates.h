@@ -4,11 +4,11 @@
 
 #include "ops/operator.h"
 
-namespace opendml {
+namespace opendml::internal {
 
 Result<OperatorDef> validate_nonzero_coordinates(const DML_NONZERO_COORDINATES_OPERATOR_DESC& desc,
-                                                 DML_FEATURE_LEVEL level);
+                                                 const CreateOptions& options);
 
 NonzeroPlan plan_nonzero_coordinates(const OperatorDef& op);
 
-}  // namespace opendml
+}  // namespace opendml::internal

@@ -4,50 +4,54 @@
 #include "ops/join_split.h"
 #include "ops/nonzero_coordinates.h"
 
-namespace opendml {
+namespace opendml::internal {
 namespace {
 
-struct OperatorEntry {
-  DML_OPERATOR_TYPE type;
-  const char* name;
-  Result<OperatorDef> (*validate)(const void* desc, DML_FEATURE_LEVEL level);
+// A row from the operator's typed validation and plan functions.
+template <class Desc, Result<OperatorDef> (*Validate)(const Desc&, const CreateOptions&), auto PlanFn>
+constexpr OperatorEntry row(DML_OPERATOR_TYPE type, const char* name) {
+  return {type, name,
+          [](const void* desc, const CreateOptions& options) { return Validate(*static_cast<const Desc*>(desc), options); },
+          [](const OperatorDef& op) { return Plan(PlanFn(op)); }};
+}
+
+// The operators opendml implements: one row each.
+constexpr OperatorEntry kOperators[] = {
+    row<DML_JOIN_OPERATOR_DESC, validate_join, plan_join_split>(DML_OPERATOR_JOIN, "JOIN"),
+    row<DML_SPLIT_OPERATOR_DESC, validate_split, plan_join_split>(DML_OPERATOR_SPLIT, "SPLIT"),
+    row<DML_NONZERO_COORDINATES_OPERATOR_DESC, validate_nonzero_coordinates, plan_nonzero_coordinates>(
+        DML_OPERATOR_NONZERO_COORDINATES, "NONZERO_COORDINATES"),
 };
 
-constexpr OperatorEntry kOperators[] = {
-    {DML_OPERATOR_JOIN, "JOIN",
-     [](const void* d, DML_FEATURE_LEVEL l) {
-       return validate_join(*static_cast<const DML_JOIN_OPERATOR_DESC*>(d), l);
-     }},
-    {DML_OPERATOR_SPLIT, "SPLIT",
-     [](const void* d, DML_FEATURE_LEVEL l) {
-       return validate_split(*static_cast<const DML_SPLIT_OPERATOR_DESC*>(d), l);
-     }},
-    {DML_OPERATOR_NONZERO_COORDINATES, "NONZERO_COORDINATES",
-     [](const void* d, DML_FEATURE_LEVEL l) {
-       return validate_nonzero_coordinates(*static_cast<const DML_NONZERO_COORDINATES_OPERATOR_DESC*>(d), l);
-     }},
-};
+std::string implemented_operators() {
+  std::string list;
+  for (const OperatorEntry& entry : kOperators)
+    list += cat(list.empty() ? "" : ", ", entry.name, " (", static_cast<int>(entry.type), ")");
+  return list;
+}
 
 }  // namespace
 
-Result<OperatorDef> create_operator_def(const DML_OPERATOR_DESC* desc, DML_FEATURE_LEVEL feature_level) {
+Result<OperatorDef> create_operator_def(const DML_OPERATOR_DESC* desc, CreateOptions options) {
   if (desc == nullptr) return invalid_argument("the DML_OPERATOR_DESC is null");
-  const DML_FEATURE_LEVEL level = feature_level == 0 ? kHighestFeatureLevel : feature_level;
-  if (!is_known_feature_level(level))
-    return invalid_argument("feature level 0x", std::hex, static_cast<unsigned>(level),
+  if (options.feature_level == 0) options.feature_level = kHighestFeatureLevel;
+  if (!is_known_feature_level(options.feature_level))
+    return invalid_argument("feature level 0x", std::hex, static_cast<unsigned>(options.feature_level),
                             " is not a DML_FEATURE_LEVEL (1_0 = 0x1000 to 6_4 = 0x6400)");
+  if ((options.extensions & ~uint32_t{ODML_EXTENSIONS_ALL}) != 0)
+    return invalid_argument("extensions 0x", std::hex, options.extensions,
+                            " name bits that are not odml_extension values (all: 0x", ODML_EXTENSIONS_ALL, ")");
   for (const OperatorEntry& entry : kOperators) {
     if (entry.type != desc->Type) continue;
     if (desc->Desc == nullptr) return invalid_argument(entry.name, ": DML_OPERATOR_DESC.Desc is null");
-    return entry.validate(desc->Desc, level);
+    Result<OperatorDef> def = entry.validate(desc->Desc, options);
+    if (def.ok()) def->entry = &entry;
+    return def;
   }
-  return unsupported("operator type ", static_cast<int>(desc->Type),
-                     " is not implemented; opendml implements JOIN (63), SPLIT (62) and NONZERO_COORDINATES (133)");
+  return unsupported("operator type ", static_cast<int>(desc->Type), " is not implemented; opendml implements ",
+                     implemented_operators());
 }
 
-Plan plan_operator(const OperatorDef& op) {
-  if (op.type == DML_OPERATOR_NONZERO_COORDINATES) return plan_nonzero_coordinates(op);
-  return plan_join_split(op);
-}
+Plan plan_operator(const OperatorDef& op) { return op.entry->plan(op); }
 
-}  // namespace opendml
+}  // namespace opendml::internal

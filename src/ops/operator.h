@@ -1,6 +1,7 @@
-// A validated operator: what create returns and compile plans. Each operator's rules live in its
-// own file (join_split.cpp, nonzero_coordinates.cpp); this is the one place that dispatches on the
-// operator type.
+// A validated operator: what create returns and compile plans. Each operator is one row of the
+// table in operator.cpp (its type, name, validation and plan); its rules live in its own file
+// (join_split.cpp, nonzero_coordinates.cpp). docs/adding-an-operator.md lists what a new operator
+// needs.
 #pragma once
 
 #include <string>
@@ -12,26 +13,50 @@
 #include "opendml/directml.h"
 #include "ops/plan.h"
 
-namespace opendml {
+namespace opendml::internal {
 
 struct NamedTensor {
   std::string name;  // the descriptor field, as messages print it: "InputTensors[2]"
   Tensor tensor;
 };
 
+// What operator creation was asked for (docs/contract.md section 5): the feature level to validate
+// against (0 means the highest; a validated OperatorDef holds the resolved level) and the opendml
+// extensions the caller opted into (section 7).
+struct CreateOptions {
+  DML_FEATURE_LEVEL feature_level = DML_FEATURE_LEVEL(0);
+  uint32_t extensions = 0;  // odml_extension bits
+
+  bool has(odml_extension extension) const { return (extensions & extension) != 0; }
+  uint64_t max_elements() const { return has(ODML_EXTENSION_64BIT_INDICES) ? kMaxElements64 : kMaxElements; }
+};
+
+struct OperatorEntry;
+
 struct OperatorDef {
+  const OperatorEntry* entry = nullptr;  // the operator's row; set by create_operator_def
   DML_OPERATOR_TYPE type = DML_OPERATOR_INVALID;
   std::string_view name;  // "JOIN"
-  DML_FEATURE_LEVEL feature_level = DML_FEATURE_LEVEL_1_0;
+  CreateOptions options;
   std::vector<NamedTensor> inputs;   // in binding order
   std::vector<NamedTensor> outputs;  // in binding order
   uint32_t axis = 0;                 // JOIN and SPLIT
 };
 
-// Validates desc at feature_level (0: the highest). Every rule of SPEC.md sections 2 and 3.
-Result<OperatorDef> create_operator_def(const DML_OPERATOR_DESC* desc, DML_FEATURE_LEVEL feature_level);
+// One row of the operator table.
+struct OperatorEntry {
+  DML_OPERATOR_TYPE type;
+  const char* name;  // DirectML's name without the prefix: "JOIN"
+  // Validates the operator's DML_*_OPERATOR_DESC (never null): every rule of docs/contract.md
+  // sections 2 and 3 that concerns it.
+  Result<OperatorDef> (*validate)(const void* desc, const CreateOptions& options);
+  Plan (*plan)(const OperatorDef& op);
+};
+
+// Validates desc: the operator's row, after the checks every operator shares.
+Result<OperatorDef> create_operator_def(const DML_OPERATOR_DESC* desc, CreateOptions options);
 
 // Plans a validated operator for any backend.
 Plan plan_operator(const OperatorDef& op);
 
-}  // namespace opendml
+}  // namespace opendml::internal

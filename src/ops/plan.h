@@ -3,12 +3,13 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <variant>
 #include <vector>
 
 #include "core/tensor.h"
 
-namespace opendml {
+namespace opendml::internal {
 
 // One strided copy between an input and an output over the same logical sizes. All quantities are
 // in units of `width` bytes: the planner widens the element to 2, 4, 8 or 16 bytes where the
@@ -59,21 +60,33 @@ struct NonzeroPlan {
   uint32_t input_alignment = 0;  // the input's bound address is a multiple of this
 
   // The input over its trailing N dimensions (the leading ones all have size 1): logical index i
-  // is the element at dot(unravel(i, sizes), strides), and its coordinates are unravel(i, sizes).
-  uint32_t rank = 0;  // N, the coordinate count of a row
-  Dims sizes{};
-  Dims strides{};
+  // is the element at dot(unravel(i, column_sizes), input_strides), and its coordinates, one per
+  // column of a row, are unravel(i, column_sizes).
+  uint32_t columns = 0;  // N, the coordinates in a row
+  Dims column_sizes{};
+  Dims input_strides{};
 
   // The same input with dimensions coalesced, for reading only.
   uint32_t read_rank = 0;
   Dims read_sizes{};
   Dims read_strides{};
 
-  // Coordinates: row m, column j is element m * row_stride + j * column_stride (UINT32).
+  // Coordinates: row m, column j is element m * row_stride + j * column_stride, each
+  // coordinate_bytes wide (4: UINT32; 8: INT64 or UINT64 with 64-bit indices); the count is
+  // count_bytes wide.
   uint64_t row_stride = 0;
   uint64_t column_stride = 0;
+  uint32_t count_bytes = 4;
+  uint32_t coordinate_bytes = 4;
 };
 
 using Plan = std::variant<CopyPlan, NonzeroPlan>;
 
-}  // namespace opendml
+// The same copies as `items`, split along their outer dimensions where an item has more than
+// max_count elements or spans more than max_extent elements on either side of its offsets: for a
+// backend whose kernels index within an item in 32 bits. Pre: max_count, max_extent >= 1 and a
+// single element fits. Post: every element goes where it went before; items within the limits stay
+// whole.
+std::vector<CopyItem> split_items(std::span<const CopyItem> items, uint64_t max_count, uint64_t max_extent);
+
+}  // namespace opendml::internal

@@ -4,7 +4,7 @@
 
 #include "core/feature_level.h"
 
-namespace opendml {
+namespace opendml::internal {
 namespace {
 
 // " (FLOAT64 needs 4_1)" or " (no feature level allows it)": the lowest level whose row accepts.
@@ -51,4 +51,4 @@ Status check_support(std::span<const SupportRow> rows, DML_FEATURE_LEVEL level, 
   return {};
 }
 
-}  // namespace opendml
+}  // namespace opendml::internal

@@ -9,7 +9,7 @@
 #include "core/status.h"
 #include "core/tensor.h"
 
-namespace opendml {
+namespace opendml::internal {
 
 // From `since` up to the next newer row, a tensor may have min_rank..max_rank dimensions and any
 // of `types`. Tables list their rows newest first.
@@ -40,4 +40,4 @@ Status check_support(std::span<const SupportRow> rows, DML_FEATURE_LEVEL level, 
 // The row that covers level, or null when the operator does not exist at level.
 const SupportRow* support_row(std::span<const SupportRow> rows, DML_FEATURE_LEVEL level);
 
-}  // namespace opendml
+}  // namespace opendml::internal

@@ -18,9 +18,10 @@ namespace odml_test {
 }
 
 ::testing::AssertionResult create_fails(const DML_OPERATOR_DESC* desc, odml_status want,
-                                        const std::vector<std::string>& parts, DML_FEATURE_LEVEL level) {
+                                        const std::vector<std::string>& parts, DML_FEATURE_LEVEL level,
+                                        uint32_t extensions) {
   odml_operator op = reinterpret_cast<odml_operator>(uintptr_t{0x5A5A});  // must stay untouched
-  const odml_status got = odml_operator_create(cpu_device().get(), desc, level, &op);
+  const odml_status got = odml_operator_create_ex(cpu_device().get(), desc, level, extensions, &op);
   ::testing::AssertionResult result = status_is(got, want, parts);
   if (got == ODML_STATUS_SUCCESS) odml_operator_destroy(op);
   if (result && op != reinterpret_cast<odml_operator>(uintptr_t{0x5A5A}))
@@ -28,10 +29,10 @@ namespace odml_test {
   return result;
 }
 
-::testing::AssertionResult create_succeeds(const OpDesc& desc, DML_FEATURE_LEVEL level) {
+::testing::AssertionResult create_succeeds(const OpDesc& desc, DML_FEATURE_LEVEL level, uint32_t extensions) {
   odml_operator op = nullptr;
-  ::testing::AssertionResult result =
-      status_is(odml_operator_create(cpu_device().get(), &desc.get(), level, &op), ODML_STATUS_SUCCESS);
+  ::testing::AssertionResult result = status_is(
+      odml_operator_create_ex(cpu_device().get(), &desc.get(), level, extensions, &op), ODML_STATUS_SUCCESS);
   if (!result) return result << " (" << desc.to_string() << ")";
   odml_compiled_operator compiled = nullptr;
   result = status_is(odml_operator_compile(op, &compiled), ODML_STATUS_SUCCESS);

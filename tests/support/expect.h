@@ -1,5 +1,5 @@
 // Assertions on failures: the status and the parts of odml_last_error_message() that a rule's
-// message must name (operator, tensor, field, value, rule; SPEC.md section 4).
+// message must name (operator, tensor, field, value, rule; docs/contract.md section 4).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -20,13 +20,15 @@ namespace odml_test {
 // and returns no handle.
 ::testing::AssertionResult create_fails(const DML_OPERATOR_DESC* desc, odml_status want,
                                         const std::vector<std::string>& parts,
-                                        DML_FEATURE_LEVEL level = DML_FEATURE_LEVEL(0));
+                                        DML_FEATURE_LEVEL level = DML_FEATURE_LEVEL(0), uint32_t extensions = 0);
 inline ::testing::AssertionResult create_fails(const OpDesc& desc, odml_status want,
                                                const std::vector<std::string>& parts,
-                                               DML_FEATURE_LEVEL level = DML_FEATURE_LEVEL(0)) {
-  return create_fails(&desc.get(), want, parts, level);
+                                               DML_FEATURE_LEVEL level = DML_FEATURE_LEVEL(0),
+                                               uint32_t extensions = 0) {
+  return create_fails(&desc.get(), want, parts, level, extensions);
 }
 // The same operator is created (and compiled) without error.
-::testing::AssertionResult create_succeeds(const OpDesc& desc, DML_FEATURE_LEVEL level = DML_FEATURE_LEVEL(0));
+::testing::AssertionResult create_succeeds(const OpDesc& desc, DML_FEATURE_LEVEL level = DML_FEATURE_LEVEL(0),
+                                           uint32_t extensions = 0);
 
 }  // namespace odml_test

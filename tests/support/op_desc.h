@@ -34,7 +34,7 @@ class OpDesc {
   const DML_OPERATOR_DESC& get() const { return op_; }
   DML_OPERATOR_TYPE type() const { return op_.Type; }
 
-  // In binding order (SPEC.md section 1).
+  // In binding order (docs/contract.md section 1).
   std::vector<TensorSpec> inputs() const;
   std::vector<TensorSpec> outputs() const;
 

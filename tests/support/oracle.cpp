@@ -135,17 +135,27 @@ NonzeroResult nonzero_oracle(const TensorSpec& input, const Bytes& region, uint3
 NonzeroResult read_nonzero(const TensorSpec& count, const Bytes& count_region, const TensorSpec& coordinates,
                            const Bytes& coordinates_region) {
   NonzeroResult r;
-  std::memcpy(&r.count, element_at(count, count_region, Shape(count.rank(), 0)), 4);
+  // Counts and coordinates are UINT32, or 64-bit with the 64-bit index extension (little-endian,
+  // so the low word comes first); coordinates above 2^32 - 1 do not occur in these tests.
+  const uint32_t count_bytes = element_bytes(count.type), coordinate_bytes = element_bytes(coordinates.type);
+  std::memcpy(&r.count, element_at(count, count_region, Shape(count.rank(), 0)), count_bytes);
   const uint32_t rank = coordinates.rank();
-  const uint64_t m = coordinates.sizes[rank - 2];
+  const Shape row_sizes(coordinates.sizes.begin(), coordinates.sizes.end() - 1);  // multiply to M
+  const uint64_t m = element_count(row_sizes);
   const uint32_t n = coordinates.sizes[rank - 1];
   for (uint64_t row = 0; row < std::min<uint64_t>(r.count, m); ++row) {
     Shape values(n);
+    Shape c(rank, 0);
+    for (uint64_t rest = row, d = rank - 1; d-- > 0;) {
+      c[d] = static_cast<uint32_t>(rest % row_sizes[d]);
+      rest /= row_sizes[d];
+    }
     for (uint32_t j = 0; j < n; ++j) {
-      Shape c(rank, 0);
-      c[rank - 2] = static_cast<uint32_t>(row);
       c[rank - 1] = j;
-      std::memcpy(&values[j], element_at(coordinates, coordinates_region, c), 4);
+      uint64_t v = 0;
+      std::memcpy(&v, element_at(coordinates, coordinates_region, c), coordinate_bytes);
+      values[j] = static_cast<uint32_t>(v);
+      if (v >> 32 != 0) values[j] = ~0u;  // never a real coordinate here: shows as a mismatch
     }
     r.rows.push_back(values);
   }

@@ -1,5 +1,5 @@
-// The tests' oracle: what SPEC.md section 3 says each operator computes, element by element from
-// the descriptors' Sizes and Strides. Nothing here calls the library.
+// The tests' oracle: what docs/contract.md section 3 says each operator computes, element by
+// element from the descriptors' Sizes and Strides. Nothing here calls the library.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -14,8 +14,8 @@ namespace odml_test {
 // IEEE binary16 to binary32, written out by hand (exact for every half value).
 float half_to_float(uint16_t bits);
 
-// SPEC.md 3.3: an element is zero when it compares equal to zero (+0.0 and -0.0 are zero, NaN and
-// denormals are not).
+// docs/contract.md section 3.3: an element is zero when it compares equal to zero (+0.0 and -0.0
+// are zero, NaN and denormals are not).
 bool is_zero(DML_TENSOR_DATA_TYPE type, const uint8_t* element);
 
 // The bytes of the element at `coordinate` of a tensor whose buffer is `region`.
@@ -33,7 +33,7 @@ std::vector<Bytes> split_oracle(const TensorSpec& input, const Bytes& region, co
                                 uint32_t axis);
 
 struct NonzeroResult {
-  uint32_t count = 0;
+  uint64_t count = 0;
   std::vector<Shape> rows;  // the first `count` rows, N coordinates each
 };
 // NONZERO_COORDINATES with N coordinate columns: the trailing N dimensions of every non-zero

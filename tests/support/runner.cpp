@@ -34,7 +34,7 @@ RunOutputs run_operator(const OpDesc& desc, const std::vector<Bytes>& inputs, co
   const opendml::Device& device = test_device();
   const std::vector<TensorSpec> in_specs = desc.inputs(), out_specs = desc.outputs();
   try {
-    const opendml::CompiledOperator op = opendml::Operator(device, desc.get(), options.feature_level).compile();
+    const opendml::CompiledOperator op = opendml::Operator(device, desc.get(), options.feature_level, options.extensions).compile();
     const odml_binding_properties props = op.binding_properties();
     EXPECT_EQ(props.input_count, in_specs.size());
     EXPECT_EQ(props.output_count, out_specs.size());
@@ -46,7 +46,7 @@ RunOutputs run_operator(const OpDesc& desc, const std::vector<Bytes>& inputs, co
     }
     const Region persistent = make_region(props.persistent_size_in_bytes);
 
-    // Initialize binds exactly the OWNED_BY_DML inputs (SPEC.md section 2).
+    // Initialize binds exactly the OWNED_BY_DML inputs (docs/contract.md section 2).
     bool any_owned = false;
     std::vector<odml_buffer_binding> init_inputs(in.size());
     for (size_t i = 0; i < in.size(); ++i)

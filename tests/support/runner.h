@@ -1,5 +1,5 @@
 // Runs an operator on the test device through the public C++ API, the whole lifecycle of
-// SPEC.md section 5, with every region in a GuardedBuffer.
+// docs/contract.md section 5, with every region in a GuardedBuffer.
 #pragma once
 
 #include <vector>
@@ -12,6 +12,7 @@ namespace odml_test {
 
 struct RunOptions {
   DML_FEATURE_LEVEL feature_level = DML_FEATURE_LEVEL(0);
+  uint32_t extensions = ODML_EXTENSION_NONE;  // odml_extension bits
   // Threads executing the one compiled operator at once, each with its own outputs and
   // temporary region.
   int threads = 1;

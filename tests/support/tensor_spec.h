@@ -1,6 +1,6 @@
-// A buffer tensor as the tests describe it, and the naive descriptor arithmetic of SPEC.md
-// section 2 that the oracles use: every element's address is dot(coordinate, strides), nothing
-// coalesced, nothing shared with the library.
+// A buffer tensor as the tests describe it, and the naive descriptor arithmetic of
+// docs/contract.md section 2 that the oracles use: every element's address is
+// dot(coordinate, strides), nothing coalesced, nothing shared with the library.
 #pragma once
 
 #include <cstdint>
@@ -25,7 +25,8 @@ uint64_t logical_index(const Shape& coordinate, const Shape& sizes);
 void for_each_coordinate(const Shape& sizes, const std::function<void(const Shape&)>& fn);
 // The sizes of the concatenation of `pieces` along axis (JOIN's output, SPLIT's input).
 Shape concat_sizes(const std::vector<Shape>& pieces, uint32_t axis);
-// SPEC.md section 2: (packed or last-index-plus-one) elements, whole bytes, rounded up to 4.
+// docs/contract.md section 2: (packed or last-index-plus-one) elements, whole bytes, rounded up to
+// 4.
 uint64_t required_bytes(DML_TENSOR_DATA_TYPE type, const Shape& sizes, const std::optional<Shape>& strides);
 
 std::string to_string(const Shape& shape);

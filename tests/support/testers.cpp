@@ -113,13 +113,14 @@ std::vector<Bytes> SplitTester::run() {
 void NonzeroTester::run() {
   TensorSpec in = make(sizes_, strides_, true);
   const uint32_t n = n_.value_or(in.rank());
-  const uint32_t m = static_cast<uint32_t>(element_count(sizes_));
-  Shape count_sizes(count_rank_, 1), coordinate_sizes(coordinates_rank_, 1);
-  coordinate_sizes[coordinates_rank_ - 2] = m;
-  coordinate_sizes[coordinates_rank_ - 1] = n;
-  TensorSpec count = make(count_sizes, count_strides_, false, DML_TENSOR_DATA_TYPE_UINT32);
-  TensorSpec coordinates = make(coordinate_sizes, coordinates_strides_, false, DML_TENSOR_DATA_TYPE_UINT32);
-  if (alignment_ != 0) count.alignment = coordinates.alignment = std::max(alignment_, 4u);  // UINT32 outputs
+  const uint64_t m = element_count(sizes_);
+  Shape count_sizes(count_rank_, 1), coordinate_sizes = row_sizes_.empty() ? Shape{static_cast<uint32_t>(m)} : row_sizes_;
+  coordinate_sizes.insert(coordinate_sizes.begin(), coordinates_rank_ - 1 - coordinate_sizes.size(), 1);
+  coordinate_sizes.push_back(n);
+  TensorSpec count = make(count_sizes, count_strides_, false, index_type_);
+  TensorSpec coordinates = make(coordinate_sizes, coordinates_strides_, false, index_type_);
+  if (alignment_ != 0)  // the outputs' alignment cannot be below their element size
+    count.alignment = coordinates.alignment = std::max(alignment_, element_bytes(index_type_));
   const OpDesc desc = OpDesc::nonzero(in, count, coordinates);
   const uint64_t seed = resolved_seed();
   SCOPED_TRACE(describe(desc, seed) + ", density " + std::to_string(density_));

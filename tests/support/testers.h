@@ -2,7 +2,7 @@
 //   JoinTester().type(DML_TENSOR_DATA_TYPE_FLOAT16).axis(1).inputs({{2, 3}, {2, 5}}).run();
 // run() makes the data (random from a printed seed unless values are given), runs the operator on
 // the test device through the public API (support/runner.h) and compares the outputs bit for bit
-// with the oracle (support/oracle.h), and with any values the case expects from SPEC.md.
+// with the oracle (support/oracle.h), and with any values the case expects from docs/contract.md.
 #pragma once
 
 #include <cstring>
@@ -36,6 +36,7 @@ class Tester {
  public:
   Derived& type(DML_TENSOR_DATA_TYPE t) { return set(type_, t); }
   Derived& feature_level(DML_FEATURE_LEVEL level) { return set(options_.feature_level, level); }
+  Derived& extensions(uint32_t bits) { return set(options_.extensions, bits); }
   Derived& threads(int n) { return set(options_.threads, n); }
   Derived& executions(int n) { return set(options_.executions, n); }
   Derived& seed(uint64_t s) { return set(seed_, std::optional<uint64_t>(s)); }
@@ -90,7 +91,7 @@ class JoinTester : public Tester<JoinTester> {
     values_[i] = to_bytes(values);
     return *this;
   }
-  // What SPEC.md says the output's logical elements are.
+  // What docs/contract.md says the output's logical elements are.
   template <class T>
   JoinTester& expect_output(const std::vector<T>& values) {
     return set(expected_, std::optional<Bytes>(to_bytes(values)));
@@ -145,6 +146,11 @@ class NonzeroTester : public Tester<NonzeroTester> {
   NonzeroTester& count_rank(uint32_t r) { return set(count_rank_, r); }
   NonzeroTester& coordinates_rank(uint32_t r) { return set(coordinates_rank_, r); }
   NonzeroTester& count_strides(Shape s) { return set(count_strides_, std::optional<Shape>(std::move(s))); }
+  // The count's and the coordinates' type: UINT32, or INT64 / UINT64 (which need
+  // extensions(ODML_EXTENSION_64BIT_INDICES)).
+  NonzeroTester& index_type(DML_TENSOR_DATA_TYPE t) { return set(index_type_, t); }
+  // With 64-bit indices, the coordinates' row dimensions (multiplying to M) instead of {1,..,1,M}.
+  NonzeroTester& row_sizes(Shape s) { return set(row_sizes_, std::move(s)); }
   NonzeroTester& coordinates_strides(Shape s) { return set(coordinates_strides_, std::optional<Shape>(std::move(s))); }
   // The input's logical elements, each sizeof(T) bytes (FLOAT16 as uint16_t bits).
   template <class T>
@@ -161,6 +167,8 @@ class NonzeroTester : public Tester<NonzeroTester> {
   double density_ = 0.5;
   std::optional<uint32_t> n_;
   uint32_t count_rank_ = 1, coordinates_rank_ = 2;
+  DML_TENSOR_DATA_TYPE index_type_ = DML_TENSOR_DATA_TYPE_UINT32;
+  Shape row_sizes_;
   std::optional<Bytes> values_;
   std::optional<uint32_t> expected_count_;
   std::vector<Shape> expected_rows_;

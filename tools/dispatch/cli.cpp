@@ -8,6 +8,8 @@
 
 namespace opendml::tool {
 
+using namespace opendml::internal;  // the enum tables shared with the library
+
 const char kUsage[] = R"(Usage: opendml-dispatch [OPTION...] MODEL.json
 
 Runs a DxDispatch-style JSON model (resources, dispatchables, commands) with opendml.

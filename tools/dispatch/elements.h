@@ -14,6 +14,8 @@
 
 namespace opendml::tool {
 
+using namespace opendml::internal;  // the enum tables shared with the library
+
 // A FLOAT16 element's bits.
 struct Half {
   uint16_t bits;

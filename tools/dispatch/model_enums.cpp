@@ -7,6 +7,8 @@
 
 namespace opendml::tool {
 
+using namespace opendml::internal;  // the enum tables shared with the library
+
 DML_TENSOR_DATA_TYPE read_data_type(const Node& node) {
   const std::string text = node.string();
   if (const std::optional<DML_TENSOR_DATA_TYPE> type = parse_data_type(text)) return *type;

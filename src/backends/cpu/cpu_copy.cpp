@@ -6,7 +6,7 @@
 #include "backends/cpu/cpu_device.h"
 #include "backends/cpu/parallel.h"
 
-namespace opendml {
+namespace opendml::internal {
 namespace {
 
 // Copies `count` vectors of kWidth bytes with element strides.
@@ -77,4 +77,4 @@ std::unique_ptr<Kernel> make_cpu_copy_kernel(const CopyPlan& plan, const CpuDevi
   return std::make_unique<CpuCopyKernel>(plan);
 }
 
-}  // namespace opendml
+}  // namespace opendml::internal

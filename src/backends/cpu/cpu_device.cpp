@@ -4,8 +4,9 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 
-namespace opendml {
+namespace opendml::internal {
 
 class CpuDevice final : public Device {
  public:
@@ -13,17 +14,13 @@ class CpuDevice final : public Device {
 
   const std::string& name() const override { return name_; }
 
-  Result<CompiledKernel> compile(const Plan& plan) const override {
-    static constexpr Implementation<CopyPlan, CpuDevice> kCopy[] = {
-        {"cpu.copy", [](const CopyPlan&, const CpuDevice&) { return std::string(); }, make_cpu_copy_kernel}};
-    static constexpr Implementation<NonzeroPlan, CpuDevice> kNonzero[] = {
-        {"cpu.nonzero", [](const NonzeroPlan&, const CpuDevice&) { return std::string(); }, make_cpu_nonzero_kernel}};
-    if (const auto* copy = std::get_if<CopyPlan>(&plan)) return choose_implementation(kCopy, *copy, *this);
-    return choose_implementation(kNonzero, std::get<NonzeroPlan>(plan), *this);
-  }
+  Result<CompiledKernel> compile(const Plan& plan) const override { return compile_plan(plan, *this); }
 
   Result<void*> allocate(uint64_t bytes) const override {
-    void* p = std::aligned_alloc(256, (bytes + 255) / 256 * 256 + (bytes == 0 ? 256 : 0));
+    // aligned_alloc wants a multiple of the alignment; rounding a size near 2^64 up would wrap.
+    if (bytes > std::numeric_limits<size_t>::max() - 255)
+      return Status(ODML_STATUS_OUT_OF_MEMORY, cat(name_, ": cannot allocate ", bytes, " bytes"));
+    void* p = std::aligned_alloc(256, bytes == 0 ? 256 : (bytes + 255) / 256 * 256);
     if (p == nullptr) return Status(ODML_STATUS_OUT_OF_MEMORY, cat(name_, ": cannot allocate ", bytes, " bytes"));
     return p;
   }
@@ -43,6 +40,25 @@ class CpuDevice final : public Device {
   std::string name_;
 };
 
+namespace {
+
+std::string accepts_every_plan(const auto&, const CpuDevice&) { return {}; }
+
+}  // namespace
+
+// The CPU's implementations for each plan kind, fastest first.
+std::span<const Implementation<CopyPlan, CpuDevice>> implementations(const CopyPlan&, const CpuDevice&) {
+  static constexpr Implementation<CopyPlan, CpuDevice> kList[] = {
+      {"cpu.copy", accepts_every_plan, make_cpu_copy_kernel}};
+  return kList;
+}
+
+std::span<const Implementation<NonzeroPlan, CpuDevice>> implementations(const NonzeroPlan&, const CpuDevice&) {
+  static constexpr Implementation<NonzeroPlan, CpuDevice> kList[] = {
+      {"cpu.nonzero", accepts_every_plan, make_cpu_nonzero_kernel}};
+  return kList;
+}
+
 std::shared_ptr<Device> make_cpu_device() { return std::make_shared<CpuDevice>(); }
 
-}  // namespace opendml
+}  // namespace opendml::internal

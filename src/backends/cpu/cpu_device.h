@@ -6,14 +6,18 @@
 
 #include "backends/device.h"
 
-namespace opendml {
+namespace opendml::internal {
 
 class CpuDevice;
 
 std::shared_ptr<Device> make_cpu_device();
 
+// The implementations of each plan kind, fastest first (cpu_device.cpp).
+std::span<const Implementation<CopyPlan, CpuDevice>> implementations(const CopyPlan&, const CpuDevice&);
+std::span<const Implementation<NonzeroPlan, CpuDevice>> implementations(const NonzeroPlan&, const CpuDevice&);
+
 // The kernels (cpu_copy.cpp, cpu_nonzero.cpp).
 std::unique_ptr<Kernel> make_cpu_copy_kernel(const CopyPlan& plan, const CpuDevice& device);
 std::unique_ptr<Kernel> make_cpu_nonzero_kernel(const NonzeroPlan& plan, const CpuDevice& device);
 
-}  // namespace opendml
+}  // namespace opendml::internal

@@ -11,7 +11,7 @@
 #include "backends/cpu/cpu_device.h"
 #include "backends/cpu/parallel.h"
 
-namespace opendml {
+namespace opendml::internal {
 namespace {
 
 // Bit k: element k of the n <= 64 elements at p (stride in elements) is non-zero. The test runs
@@ -31,7 +31,7 @@ uint64_t mask_of_64(const T (&values)[64], uint32_t mask) {
 }
 
 template <class T>
-uint64_t nonzero_mask(const std::byte* p, uint64_t stride, uint32_t n, uint32_t mask) {
+uint64_t nonzero_bits(const std::byte* p, uint64_t stride, uint32_t n, uint32_t mask) {
   T values[64];
   if (stride == 1 && n == 64) {  // the common case, with sizes the compiler knows
     std::memcpy(values, p, sizeof(values));
@@ -47,7 +47,7 @@ template <class T, class Fn>
 void for_each_mask(const std::byte* p, uint64_t stride, uint64_t count, uint32_t mask, Fn&& fn) {
   for (uint64_t first = 0; first < count; first += 64) {
     const auto n = static_cast<uint32_t>(std::min<uint64_t>(64, count - first));
-    fn(first, nonzero_mask<T>(p + first * stride * sizeof(T), stride, n, mask));
+    fn(first, nonzero_bits<T>(p + first * stride * sizeof(T), stride, n, mask));
   }
 }
 
@@ -58,10 +58,13 @@ class CpuNonzeroKernel final : public Kernel {
   }
 
   Status execute(const ExecuteArgs& args) const override {
+    const auto with_coordinates = [&]<class T>() {
+      return plan_.coordinate_bytes == 8 ? run<T, uint64_t>(args) : run<T, uint32_t>(args);
+    };
     switch (plan_.element_bytes) {
-      case 1: return run<uint8_t>(args);
-      case 2: return run<uint16_t>(args);
-      default: return run<uint32_t>(args);
+      case 1: return with_coordinates.template operator()<uint8_t>();
+      case 2: return with_coordinates.template operator()<uint16_t>();
+      default: return with_coordinates.template operator()<uint32_t>();
     }
   }
 
@@ -70,16 +73,17 @@ class CpuNonzeroKernel final : public Kernel {
   template <class Fn>
   void for_each_run_of_chunk(uint64_t c, const std::byte* input, uint32_t element_bytes, Fn&& fn) const {
     const uint64_t begin = plan_.element_count * c / chunks_, end = plan_.element_count * (c + 1) / chunks_;
-    for_each_run(plan_.rank, plan_.sizes, begin, end, [&](const Dims& coord, uint64_t count) {
-      fn(coord, input + dot(coord, plan_.strides, plan_.rank) * element_bytes, count);
+    for_each_run(plan_.columns, plan_.column_sizes, begin, end, [&](const Dims& coord, uint64_t count) {
+      fn(coord, input + dot(coord, plan_.input_strides, plan_.columns) * element_bytes, count);
     });
   }
 
-  template <class T>
+  // T: the input's element bits; C: a coordinate (uint32_t, or uint64_t with 64-bit indices).
+  template <class T, class C>
   Status run(const ExecuteArgs& args) const {
     const std::byte* input = args.inputs[0];
-    const uint32_t last = plan_.rank - 1;
-    const uint64_t stride = plan_.strides[last];
+    const uint32_t last = plan_.columns - 1;
+    const uint64_t stride = plan_.input_strides[last];
     const uint32_t mask = plan_.value_mask;
     std::array<uint64_t, kMaxChunks + 1> first_row{};  // per chunk: its first output row
 
@@ -93,23 +97,28 @@ class CpuNonzeroKernel final : public Kernel {
     }
     for (uint64_t c = 0; c < chunks_; ++c) first_row[c + 1] += first_row[c];
 
-    auto* coordinates = reinterpret_cast<uint32_t*>(args.outputs[1]);
+    auto* coordinates = reinterpret_cast<C*>(args.outputs[1]);
     const uint64_t row_stride = plan_.row_stride, column_stride = plan_.column_stride;
 #pragma omp parallel for schedule(static) if (chunks_ > 1)
     for (uint64_t c = 0; c < chunks_; ++c) {
-      uint32_t* out = coordinates + first_row[c] * row_stride;
+      C* out = coordinates + first_row[c] * row_stride;
       for_each_run_of_chunk(c, input, sizeof(T), [&](const Dims& coord, const std::byte* p, uint64_t count) {
         for_each_mask<T>(p, stride, count, mask, [&](uint64_t first, uint64_t bits) {
           for (; bits != 0; bits &= bits - 1) {
-            for (uint32_t j = 0; j < last; ++j) out[j * column_stride] = static_cast<uint32_t>(coord[j]);
-            out[last * column_stride] = static_cast<uint32_t>(coord[last] + first + std::countr_zero(bits));
+            for (uint32_t j = 0; j < last; ++j) out[j * column_stride] = static_cast<C>(coord[j]);
+            out[last * column_stride] = static_cast<C>(coord[last] + first + std::countr_zero(bits));
             out += row_stride;
           }
         });
       });
     }
-    const auto count = static_cast<uint32_t>(first_row[chunks_]);
-    std::memcpy(args.outputs[0], &count, sizeof(count));
+    const uint64_t count = first_row[chunks_];
+    if (plan_.count_bytes == 8) {
+      std::memcpy(args.outputs[0], &count, 8);
+    } else {
+      const auto narrow = static_cast<uint32_t>(count);
+      std::memcpy(args.outputs[0], &narrow, 4);
+    }
     return {};
   }
 
@@ -123,4 +132,4 @@ std::unique_ptr<Kernel> make_cpu_nonzero_kernel(const NonzeroPlan& plan, const C
   return std::make_unique<CpuNonzeroKernel>(plan);
 }
 
-}  // namespace opendml
+}  // namespace opendml::internal

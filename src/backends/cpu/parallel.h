@@ -8,7 +8,7 @@
 
 #include "core/tensor.h"
 
-namespace opendml {
+namespace opendml::internal {
 
 inline uint64_t dot(const Dims& coord, const Dims& strides, uint32_t rank) {
   uint64_t offset = 0;
@@ -53,4 +53,4 @@ inline uint64_t chunk_count(uint64_t bytes) {
   return std::max<uint64_t>(1, std::min({by_size, per_thread, kMaxChunks}));
 }
 
-}  // namespace opendml
+}  // namespace opendml::internal

@@ -1,6 +1,6 @@
 // JOIN and SPLIT on the GPU: every copy item of the plan in one launch.
 //
-// cuda.slices  For concatenations of narrow rows (average slice under 64 bytes), where copying
+// cuda.slices  For concatenations of narrow rows (average slice under 128 bytes), where copying
 //              item by item would write (JOIN) or read (SPLIT) the joined tensor in scattered
 //              pieces. Threads walk the joined tensor linearly, so its accesses are coalesced,
 //              and find each element's piece with a binary search over the column offsets.
@@ -22,7 +22,7 @@
 #include "backends/cuda/cuda_status.h"
 #include "backends/cuda/fast_divmod.h"
 
-namespace opendml {
+namespace opendml::internal {
 namespace {
 
 constexpr uint32_t kThreads = 256;
@@ -33,6 +33,7 @@ constexpr uint32_t kSmallTable = 30;  // most operators
 constexpr uint32_t kMediumTable = 1024;
 constexpr uint32_t kLargeTable = 4000;      // 32000 bytes, under CUDA's 32764-byte limit
 constexpr uint32_t kMaxSlicePieces = 1024;  // column table held in shared memory
+constexpr uint64_t kMaxItemVectors = uint64_t{1} << 31;  // block counts of an item stay in 32 bits
 
 template <uint32_t kCapacity>
 struct PointerTable {
@@ -131,7 +132,7 @@ struct DeviceItem {
   uint32_t width, rank;
   uint32_t count;        // vectors
   uint32_t first_block;  // in the block -> item table
-  uint32_t src_offset, dst_offset;
+  uint64_t src_offset, dst_offset;  // relative to these, an item spans under 2^32 vectors
   FastDivmod sizes[kMaxRank];
   uint32_t src_strides[kMaxRank], dst_strides[kMaxRank];
 };
@@ -141,12 +142,12 @@ __device__ __forceinline__ void copy_chunk(const DeviceItem& item, const std::by
                                            std::byte* __restrict__ dst, uint32_t begin) {
   using V = Vec<kWidth>;
   V values[kUnroll];
-  uint32_t dst_offsets[kUnroll];
+  uint64_t dst_offsets[kUnroll];
 #pragma unroll
   for (uint32_t k = 0; k < kUnroll; ++k) {
     const uint32_t v = begin + k * kThreads + threadIdx.x;
     if (v >= item.count) break;
-    uint32_t rest = v, s = item.src_offset, d = item.dst_offset;
+    uint32_t rest = v, s = 0, d = 0;
     for (uint32_t dim = item.rank - 1; dim > 0; --dim) {
       uint32_t q, r;
       item.sizes[dim].divmod(rest, q, r);
@@ -156,13 +157,13 @@ __device__ __forceinline__ void copy_chunk(const DeviceItem& item, const std::by
     }
     s += rest * item.src_strides[0];
     d += rest * item.dst_strides[0];
-    values[k] = *reinterpret_cast<const V*>(src + uint64_t{s} * kWidth);
-    dst_offsets[k] = d;
+    values[k] = *reinterpret_cast<const V*>(src + (item.src_offset + s) * kWidth);
+    dst_offsets[k] = item.dst_offset + d;
   }
 #pragma unroll
   for (uint32_t k = 0; k < kUnroll; ++k) {
     if (begin + k * kThreads + threadIdx.x >= item.count) break;
-    *reinterpret_cast<V*>(dst + uint64_t{dst_offsets[k]} * kWidth) = values[k];
+    *reinterpret_cast<V*>(dst + dst_offsets[k] * kWidth) = values[k];
   }
 }
 
@@ -226,8 +227,8 @@ class CudaCopyKernel final : public Kernel {
       d.width = c.width;
       d.rank = c.rank;
       d.count = static_cast<uint32_t>(c.element_count());
-      d.src_offset = static_cast<uint32_t>(c.src_offset);
-      d.dst_offset = static_cast<uint32_t>(c.dst_offset);
+      d.src_offset = c.src_offset;
+      d.dst_offset = c.dst_offset;
       for (uint32_t k = 0; k < c.rank; ++k) {
         d.sizes[k] = FastDivmod(static_cast<uint32_t>(c.sizes[k]));
         d.src_strides[k] = static_cast<uint32_t>(c.src_strides[k]);
@@ -459,6 +460,8 @@ SlicesLayout slices_layout(const CopyPlan& plan) {
     }
     const uint64_t whole_offset = (join ? item.dst_offset : item.src_offset) * k;
     const uint64_t piece_offset = (join ? item.src_offset : item.dst_offset) * k;
+    if (std::max({rows, whole_stride, piece_stride, whole_offset, piece_offset}) > kMaxElements)
+      return fail("the tensors span 2^32 or more units; cuda.copy splits them");
     if (i == 0) {
       layout.rows = static_cast<uint32_t>(rows);
       layout.shape.row_stride = static_cast<uint32_t>(whole_stride);
@@ -474,6 +477,8 @@ SlicesLayout slices_layout(const CopyPlan& plan) {
   if (layout.rows > 1 && column > layout.shape.row_stride) return fail("the pieces overrun the joined rows");
   if (column * width / n >= 128) return fail("the slices average 128 bytes or more; cuda.copy moves them faster");
   const uint64_t count = column * layout.rows;
+  if (count > kMaxElements || uint64_t{layout.rows} * layout.shape.row_stride > kMaxElements)
+    return fail("the tensors span 2^32 or more units; cuda.copy splits them");
 
   // Vectors of the joined tensor: 16 bytes where its alignment, offset and rows allow; they may
   // run across rows only where the rows are dense.
@@ -534,7 +539,11 @@ std::unique_ptr<Kernel> make_cuda_slices_kernel(const CopyPlan& plan, const Cuda
 std::string cuda_copy_declines(const CopyPlan&, const CudaDevice&) { return ""; }
 
 std::unique_ptr<Kernel> make_cuda_copy_kernel(const CopyPlan& plan, const CudaDevice& device) {
-  return std::make_unique<CudaCopyKernel>(plan, device);
+  // Within an item, indices and offsets are 32-bit (FastDivmod): larger items (64-bit indices,
+  // docs/contract.md section 7) become several.
+  CopyPlan split = plan;
+  split.items = split_items(plan.items, kMaxItemVectors, kMaxElements);
+  return std::make_unique<CudaCopyKernel>(split, device);
 }
 
-}  // namespace opendml
+}  // namespace opendml::internal

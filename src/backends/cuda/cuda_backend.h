@@ -7,7 +7,7 @@
 
 #include "backends/device.h"
 
-namespace opendml {
+namespace opendml::internal {
 
 class CudaDevice final : public Device {
  public:
@@ -29,7 +29,11 @@ class CudaDevice final : public Device {
   std::string name_;
 };
 
-// Implementations, fastest first within each list (copy_kernels.cu, nonzero_kernels.cu).
+// The implementations of each plan kind, fastest first (cuda_device.cpp).
+std::span<const Implementation<CopyPlan, CudaDevice>> implementations(const CopyPlan&, const CudaDevice&);
+std::span<const Implementation<NonzeroPlan, CudaDevice>> implementations(const NonzeroPlan&, const CudaDevice&);
+
+// Each implementation's test and kernel (copy_kernels.cu, nonzero_kernels.cu).
 std::string cuda_slices_declines(const CopyPlan& plan, const CudaDevice& device);
 std::unique_ptr<Kernel> make_cuda_slices_kernel(const CopyPlan& plan, const CudaDevice& device);
 std::string cuda_copy_declines(const CopyPlan& plan, const CudaDevice& device);
@@ -37,4 +41,4 @@ std::unique_ptr<Kernel> make_cuda_copy_kernel(const CopyPlan& plan, const CudaDe
 std::string cuda_nonzero_declines(const NonzeroPlan& plan, const CudaDevice& device);
 std::unique_ptr<Kernel> make_cuda_nonzero_kernel(const NonzeroPlan& plan, const CudaDevice& device);
 
-}  // namespace opendml
+}  // namespace opendml::internal

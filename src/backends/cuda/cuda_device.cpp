@@ -3,7 +3,7 @@
 #include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/cuda_status.h"
 
-namespace opendml {
+namespace opendml::internal {
 
 Status check_launch(const char* kernel, cudaStream_t stream) {
   static const bool debug_sync = env_flag("OPENDML_DEBUG_SYNC");
@@ -14,17 +14,22 @@ Status check_launch(const char* kernel, cudaStream_t stream) {
 
 CudaDevice::CudaDevice(int ordinal, std::string name) : ordinal_(ordinal), name_(std::move(name)) {}
 
-Result<CompiledKernel> CudaDevice::compile(const Plan& plan) const {
-  static constexpr Implementation<CopyPlan, CudaDevice> kCopy[] = {
+std::span<const Implementation<CopyPlan, CudaDevice>> implementations(const CopyPlan&, const CudaDevice&) {
+  static constexpr Implementation<CopyPlan, CudaDevice> kList[] = {
       {"cuda.slices", cuda_slices_declines, make_cuda_slices_kernel},
       {"cuda.copy", cuda_copy_declines, make_cuda_copy_kernel},
   };
-  static constexpr Implementation<NonzeroPlan, CudaDevice> kNonzero[] = {
+  return kList;
+}
+
+std::span<const Implementation<NonzeroPlan, CudaDevice>> implementations(const NonzeroPlan&, const CudaDevice&) {
+  static constexpr Implementation<NonzeroPlan, CudaDevice> kList[] = {
       {"cuda.nonzero", cuda_nonzero_declines, make_cuda_nonzero_kernel},
   };
-  if (const auto* copy = std::get_if<CopyPlan>(&plan)) return choose_implementation(kCopy, *copy, *this);
-  return choose_implementation(kNonzero, std::get<NonzeroPlan>(plan), *this);
+  return kList;
 }
+
+Result<CompiledKernel> CudaDevice::compile(const Plan& plan) const { return compile_plan(plan, *this); }
 
 Result<void*> CudaDevice::allocate(uint64_t bytes) const {
   DeviceGuard guard(ordinal_);
@@ -74,4 +79,4 @@ Result<std::shared_ptr<Device>> make_cuda_device(int ordinal) {
   return std::shared_ptr<Device>(std::make_shared<CudaDevice>(ordinal, cat("cuda:", ordinal, " (", props.name, ")")));
 }
 
-}  // namespace opendml
+}  // namespace opendml::internal

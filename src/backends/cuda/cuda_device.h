@@ -5,9 +5,9 @@
 
 #include "backends/device.h"
 
-namespace opendml {
+namespace opendml::internal {
 
 // ordinal -1: the current device. Without CUDA in the build, an UNSUPPORTED status.
 Result<std::shared_ptr<Device>> make_cuda_device(int ordinal);
 
-}  // namespace opendml
+}  // namespace opendml::internal

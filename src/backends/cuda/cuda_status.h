@@ -7,10 +7,14 @@
 
 #include "core/status.h"
 
-namespace opendml {
+namespace opendml::internal {
 
 inline Status cuda_status(cudaError_t error, const char* what) {
   if (error == cudaSuccess) return {};
+  // The error is reported here: clear the thread's last error (when it is not sticky), so that a
+  // later launch's check does not report it again (a failed cudaMalloc once failed the next
+  // kernel launch this way).
+  cudaGetLastError();
   const odml_status code = error == cudaErrorMemoryAllocation ? ODML_STATUS_OUT_OF_MEMORY : ODML_STATUS_DEVICE_FAILURE;
   return Status(code, cat(what, ": ", cudaGetErrorName(error), ": ", cudaGetErrorString(error)));
 }
@@ -37,4 +41,4 @@ class DeviceGuard {
   int previous_ = 0;
 };
 
-}  // namespace opendml
+}  // namespace opendml::internal

@@ -11,7 +11,7 @@
 #define ODML_HOST_DEVICE inline
 #endif
 
-namespace opendml {
+namespace opendml::internal {
 
 struct FastDivmod {
   uint32_t divisor = 1;
@@ -40,4 +40,4 @@ struct FastDivmod {
   }
 };
 
-}  // namespace opendml
+}  // namespace opendml::internal

@@ -24,7 +24,7 @@
 #include "backends/cuda/cuda_status.h"
 #include "backends/cuda/fast_divmod.h"
 
-namespace opendml {
+namespace opendml::internal {
 namespace {
 
 constexpr uint32_t kThreads = 256;
@@ -35,38 +35,61 @@ constexpr uint32_t kPassTiles = 32;  // phase 2 reads the counts of this many ti
 // 32-bit mask words per tile: one bit per element.
 constexpr uint32_t tile_words(uint32_t element_bytes) { return kTileBytes / element_bytes / 32; }
 
+// Index: the type of logical indices, row numbers and element offsets: uint32_t, or uint64_t for
+// inputs past 2^32 - 1 elements (64-bit indices, docs/contract.md section 7), where division is
+// plain 64-bit division rather than FastDivmod.
 struct NonzeroParams {
   const std::byte* input;
-  uint32_t* count;
-  uint32_t* coordinates;
+  void* count;             // count_bytes wide
+  void* coordinates;       // each coordinate as wide as the kernel's C
   uint32_t* tile_counts;   // tiles words
-  uint32_t* block_totals;  // a word per block
+  uint32_t* block_totals;  // a word per block (a block's range of any input that fits on a GPU)
   uint32_t* flag_words;    // tiles * tile_words(element bytes): bit i of a tile is its element i
-  uint32_t elements;
+  uint64_t elements;
   uint32_t tiles;
   uint32_t tiles_per_block;
   uint32_t value_mask;
+  uint32_t count_bytes;
   // Reading a strided input: logical index -> element offset.
   uint32_t read_rank;
-  FastDivmod read_sizes[kMaxRank];
+  FastDivmod read_sizes[kMaxRank];  // narrow indices
   uint32_t read_strides[kMaxRank];
+  uint64_t wide_read_sizes[kMaxRank];  // wide indices
+  uint64_t wide_read_strides[kMaxRank];
   // Writing: row m, coordinate j goes to coordinates[m * row_stride + j * column_stride]; the
   // coordinates of logical index i are unravel(i, column_sizes).
   uint32_t columns;  // N
   FastDivmod column_sizes[kMaxRank];
-  uint32_t row_stride, column_stride;
+  uint64_t row_stride, column_stride;
   bool vector_rows;  // rows are dense and aligned: N = 2, 4, 8 words stored as 8- or 16-byte vectors
 };
 
-__device__ __forceinline__ uint32_t element_offset(const NonzeroParams& p, uint32_t index) {
-  uint32_t offset = 0;
-  for (uint32_t d = p.read_rank - 1; d > 0; --d) {
-    uint32_t q, r;
-    p.read_sizes[d].divmod(index, q, r);
-    offset += r * p.read_strides[d];
-    index = q;
+// q = n / divisor, r = n % divisor for dimension d of the sizes `sizes` (read or column).
+__device__ __forceinline__ void divmod(const FastDivmod& f, uint32_t n, uint32_t& q, uint32_t& r) { f.divmod(n, q, r); }
+__device__ __forceinline__ void divmod(const FastDivmod& f, uint64_t n, uint64_t& q, uint64_t& r) {
+  q = n / f.divisor;
+  r = n - q * f.divisor;
+}
+
+template <class Index>
+__device__ __forceinline__ Index element_offset(const NonzeroParams& p, Index index) {
+  Index offset = 0;
+  if constexpr (sizeof(Index) == 4) {
+    for (uint32_t d = p.read_rank - 1; d > 0; --d) {
+      uint32_t q, r;
+      p.read_sizes[d].divmod(index, q, r);
+      offset += r * p.read_strides[d];
+      index = q;
+    }
+    return offset + index * p.read_strides[0];
+  } else {
+    for (uint32_t d = p.read_rank - 1; d > 0; --d) {
+      const uint64_t q = index / p.wide_read_sizes[d];
+      offset += (index - q * p.wide_read_sizes[d]) * p.wide_read_strides[d];
+      index = q;
+    }
+    return offset + index * p.wide_read_strides[0];
   }
-  return offset + index * p.read_strides[0];
 }
 
 // Bit e: element e of the 4 / sizeof(T) elements packed in `word` is non-zero. SIMD within the
@@ -96,7 +119,7 @@ __device__ __forceinline__ bool full_tile(const NonzeroParams& p, uint32_t tile)
 // Element e of vector k of this thread has tile-local index k * kThreads * E + threadIdx.x * E + e,
 // E = 16 / sizeof(T): consecutive threads read consecutive 16 bytes. Bit e of flags[k] is set
 // when that element is non-zero.
-template <class T, bool kContiguous>
+template <class T, bool kContiguous, class Index>
 __device__ __forceinline__ void load_flags(const NonzeroParams& p, uint32_t tile, uint32_t (&flags)[kVectors]) {
   constexpr uint32_t E = 16 / sizeof(T);
   if (kContiguous && full_tile<T>(p, tile)) {
@@ -114,15 +137,15 @@ __device__ __forceinline__ void load_flags(const NonzeroParams& p, uint32_t tile
     return;
   }
   // A strided input, or the last, partial tile.
-  const uint32_t tile_begin = tile * kThreads * kVectors * E;
+  const Index tile_begin = Index{tile} * (kThreads * kVectors * E);
 #pragma unroll 1
   for (uint32_t k = 0; k < kVectors; ++k) {
     uint32_t f = 0;
-    const uint32_t first = tile_begin + k * kThreads * E + threadIdx.x * E;
+    const Index first = tile_begin + k * kThreads * E + threadIdx.x * E;
 #pragma unroll 4
     for (uint32_t e = 0; e < E; ++e) {
       if (uint64_t{first} + e >= p.elements) break;
-      const uint32_t index = first + e;
+      const Index index = first + e;
       const T bits = reinterpret_cast<const T*>(p.input)[kContiguous ? index : element_offset(p, index)];
       f |= uint32_t{(static_cast<uint32_t>(bits) & p.value_mask) != 0} << e;
     }
@@ -142,19 +165,19 @@ __device__ __forceinline__ V warp_inclusive_sum(V v) {
 }
 
 // Exclusive prefix sum of v over the block's kBlock threads; `total` receives the block's sum.
-template <uint32_t kBlock>
-__device__ __forceinline__ uint32_t block_exclusive_sum(uint32_t v, uint32_t& total) {
+template <uint32_t kBlock, class V>
+__device__ __forceinline__ V block_exclusive_sum(V v, V& total) {
   constexpr uint32_t kBlockWarps = kBlock / 32;
-  __shared__ uint32_t warp_totals[kBlockWarps];
+  __shared__ V warp_totals[kBlockWarps];
   const uint32_t lane = threadIdx.x & 31, warp = threadIdx.x / 32;
-  const uint32_t inclusive = warp_inclusive_sum(v);
+  const V inclusive = warp_inclusive_sum(v);
   if (lane == 31) warp_totals[warp] = inclusive;
   __syncthreads();
-  uint32_t below = 0;
+  V below = 0;
   total = 0;
 #pragma unroll 8
   for (uint32_t w = 0; w < kBlockWarps; ++w) {
-    const uint32_t t = warp_totals[w];
+    const V t = warp_totals[w];
     below += w < warp ? t : 0;
     total += t;
   }
@@ -165,13 +188,13 @@ __device__ __forceinline__ uint32_t block_exclusive_sum(uint32_t v, uint32_t& to
 // Phase 1 for one tile: writes its mask words and returns its count (the same in every thread).
 // Element e of vector k of thread t is tile element (k * kThreads + t) * E + e, E = 16 / sizeof(T),
 // so the E flag bits of kLanes = 32 / E neighbouring lanes make one mask word.
-template <class T, bool kContiguous>
+template <class T, bool kContiguous, class Index>
 __device__ __forceinline__ uint32_t flag_tile(const NonzeroParams& p, uint32_t tile) {
   constexpr uint32_t E = 16 / sizeof(T);
   constexpr uint32_t kLanes = 32 / E;
   const uint32_t lane = threadIdx.x & 31;
   uint32_t flags[kVectors];
-  load_flags<T, kContiguous>(p, tile, flags);
+  load_flags<T, kContiguous, Index>(p, tile, flags);
   uint32_t* words = p.flag_words + uint64_t{tile} * tile_words(sizeof(T));
   uint32_t count = 0;
 #pragma unroll
@@ -196,46 +219,45 @@ struct Staging {
 };
 
 // A row per thread: its N coordinates unravelled with N - 1 divisions (the leading dimensions of
-// the input have size 1) and stored as vectors where the rows are dense and aligned, else a word
-// at a time. Consecutive threads write consecutive rows: coalesced for dense rows and for
-// column-major coordinates alike.
-template <uint32_t N, uint32_t kTileWords>
+// the input have size 1) and stored as vectors where the rows are dense, aligned and 32-bit, else
+// a coordinate at a time. Consecutive threads write consecutive rows: coalesced for dense rows and
+// for column-major coordinates alike. C is the coordinate type.
+template <uint32_t N, uint32_t kTileWords, class Index, class C>
 __device__ __forceinline__ void write_rows(const NonzeroParams& p, const Staging<kTileWords>& staging,
-                                           uint32_t tile_begin, uint32_t first_row, uint32_t tile_total) {
+                                           Index tile_begin, Index first_row, uint32_t tile_total) {
   for (uint32_t row = threadIdx.x; row < tile_total; row += kThreads) {
-    uint32_t index = tile_begin + staging.selected[staging.padded(row)];
-    uint32_t c[N];
+    Index index = tile_begin + staging.selected[staging.padded(row)];
+    Index c[N];
 #pragma unroll
     for (uint32_t j = N - 1; j > 0; --j) {
-      uint32_t q;
-      p.column_sizes[j].divmod(index, q, c[j]);
+      Index q;
+      divmod(p.column_sizes[j], index, q, c[j]);
       index = q;
     }
     c[0] = index;
-    uint32_t* out = p.coordinates + (uint64_t{first_row} + row) * p.row_stride;
-    if constexpr (N == 2) {
-      if (p.vector_rows) {
-        *reinterpret_cast<uint2*>(out) = make_uint2(c[0], c[1]);
+    C* out = static_cast<C*>(p.coordinates) + (uint64_t{first_row} + row) * p.row_stride;
+    if (sizeof(C) == 4 && p.vector_rows) {
+      if constexpr (sizeof(C) == 4 && N == 2) {
+        *reinterpret_cast<uint2*>(out) = make_uint2(static_cast<C>(c[0]), static_cast<C>(c[1]));
         continue;
-      }
-    } else if constexpr (N == 4 || N == 8) {
-      if (p.vector_rows) {
+      } else if constexpr (sizeof(C) == 4 && (N == 4 || N == 8)) {
 #pragma unroll
         for (uint32_t j = 0; j < N; j += 4)
-          *reinterpret_cast<uint4*>(out + j) = make_uint4(c[j], c[j + 1], c[j + 2], c[j + 3]);
+          *reinterpret_cast<uint4*>(out + j) = make_uint4(static_cast<C>(c[j]), static_cast<C>(c[j + 1]),
+                                                          static_cast<C>(c[j + 2]), static_cast<C>(c[j + 3]));
         continue;
       }
     }
 #pragma unroll
-    for (uint32_t j = 0; j < N; ++j) out[uint64_t{j} * p.column_stride] = c[j];
+    for (uint32_t j = 0; j < N; ++j) out[j * p.column_stride] = static_cast<C>(c[j]);
   }
 }
 
 // Phase 2 for one tile with `tile_total` > 0 non-zeros, the first at output row `first_row`.
 // Thread t ranks mask words [t * kWordsPerThread, (t + 1) * kWordsPerThread).
-template <uint32_t kTileWords>
+template <uint32_t kTileWords, class Index, class C>
 __device__ __forceinline__ void write_tile(const NonzeroParams& p, Staging<kTileWords>& staging, uint32_t tile,
-                                           uint32_t first_row, uint32_t tile_total) {
+                                           Index first_row, uint32_t tile_total) {
   constexpr uint32_t kWordsPerThread = (kTileWords + kThreads - 1) / kThreads;
   const uint32_t* tile_flags = p.flag_words + uint64_t{tile} * kTileWords;
   uint32_t words[kWordsPerThread];
@@ -255,8 +277,10 @@ __device__ __forceinline__ void write_tile(const NonzeroParams& p, Staging<kTile
           static_cast<uint16_t>((threadIdx.x * kWordsPerThread + j) * 32 + __ffs(bits) - 1);
   __syncthreads();
 
-  const uint32_t tile_begin = tile * kTileWords * 32;  // < elements < 2^32
-  const auto rows = [&]<uint32_t N>() { write_rows<N>(p, staging, tile_begin, first_row, tile_total); };
+  const Index tile_begin = Index{tile} * (kTileWords * 32);  // < elements
+  const auto rows = [&]<uint32_t N>() {
+    write_rows<N, kTileWords, Index, C>(p, staging, tile_begin, first_row, tile_total);
+  };
   switch (p.columns) {
     case 1: return rows.template operator()<1>();
     case 2: return rows.template operator()<2>();
@@ -269,7 +293,7 @@ __device__ __forceinline__ void write_tile(const NonzeroParams& p, Staging<kTile
   }
 }
 
-template <class T, bool kContiguous>
+template <class T, bool kContiguous, class Index, class C>
 __global__ void __launch_bounds__(kThreads) nonzero_kernel(const NonzeroParams p) {
   constexpr uint32_t kTileWords = tile_words(sizeof(T));
   __shared__ Staging<kTileWords> staging;
@@ -279,18 +303,25 @@ __global__ void __launch_bounds__(kThreads) nonzero_kernel(const NonzeroParams p
 
   uint32_t block_total = 0;
   for (uint32_t tile = first_tile; tile < end_tile; ++tile) {
-    const uint32_t count = flag_tile<T, kContiguous>(p, tile);
+    const uint32_t count = flag_tile<T, kContiguous, Index>(p, tile);
     if (threadIdx.x == 0) p.tile_counts[tile] = count;
     block_total += count;
   }
   if (threadIdx.x == 0) p.block_totals[blockIdx.x] = block_total;
   cooperative_groups::this_grid().sync();
 
-  uint32_t below = 0;  // non-zeros in the blocks before this one
+  Index below = 0;  // non-zeros in the blocks before this one
   for (uint32_t b = threadIdx.x; b < blockIdx.x; b += kThreads) below += __ldcg(&p.block_totals[b]);
-  uint32_t row;
+  Index row;
   block_exclusive_sum<kThreads>(below, row);
-  if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) *p.count = row + block_total;
+  if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) {
+    const uint64_t count = uint64_t{row} + block_total;
+    if (p.count_bytes == 8) {
+      *static_cast<uint64_t*>(p.count) = count;
+    } else {
+      *static_cast<uint32_t*>(p.count) = static_cast<uint32_t>(count);
+    }
+  }
   if (block_total == 0) return;
   // The block's tiles in passes: their counts read at once, the tiles in turn.
   for (uint32_t pass = first_tile; pass < end_tile; pass += kPassTiles) {
@@ -300,7 +331,7 @@ __global__ void __launch_bounds__(kThreads) nonzero_kernel(const NonzeroParams p
     for (uint32_t j = 0; j < n; ++j) {
       const uint32_t count = pass_counts[j];
       if (count == 0) continue;
-      write_tile<kTileWords>(p, staging, pass + j, row, count);
+      write_tile<kTileWords, Index, C>(p, staging, pass + j, row, count);
       row += count;
     }
     __syncthreads();  // pass_counts is rewritten next pass
@@ -309,36 +340,61 @@ __global__ void __launch_bounds__(kThreads) nonzero_kernel(const NonzeroParams p
 
 using KernelFunction = void (*)(NonzeroParams);
 
+// The kernel for an element size, a layout, and the index and coordinate widths.
+template <class Index, class C>
 KernelFunction kernel_for(uint32_t element_bytes, bool contiguous) {
   switch (element_bytes * 2 + contiguous) {
-    case 2: return nonzero_kernel<uint8_t, false>;
-    case 3: return nonzero_kernel<uint8_t, true>;
-    case 4: return nonzero_kernel<uint16_t, false>;
-    case 5: return nonzero_kernel<uint16_t, true>;
-    case 8: return nonzero_kernel<uint32_t, false>;
-    default: return nonzero_kernel<uint32_t, true>;
+    case 2: return nonzero_kernel<uint8_t, false, Index, C>;
+    case 3: return nonzero_kernel<uint8_t, true, Index, C>;
+    case 4: return nonzero_kernel<uint16_t, false, Index, C>;
+    case 5: return nonzero_kernel<uint16_t, true, Index, C>;
+    case 8: return nonzero_kernel<uint32_t, false, Index, C>;
+    default: return nonzero_kernel<uint32_t, true, Index, C>;
   }
+}
+
+KernelFunction kernel_for(const NonzeroPlan& plan, bool contiguous, bool wide) {
+  const bool wide_coordinates = plan.coordinate_bytes == 8;
+  if (wide) {
+    return wide_coordinates ? kernel_for<uint64_t, uint64_t>(plan.element_bytes, contiguous)
+                            : kernel_for<uint64_t, uint32_t>(plan.element_bytes, contiguous);
+  }
+  return wide_coordinates ? kernel_for<uint32_t, uint64_t>(plan.element_bytes, contiguous)
+                          : kernel_for<uint32_t, uint32_t>(plan.element_bytes, contiguous);
+}
+
+// Logical indices, element offsets or row numbers may pass 2^32 - 1.
+bool wide_indices(const NonzeroPlan& plan) {
+  uint64_t extent = 1;
+  for (uint32_t d = 0; d < plan.read_rank; ++d) extent += (plan.read_sizes[d] - 1) * plan.read_strides[d];
+  return plan.element_count > kMaxElements || extent > kMaxElements;
 }
 
 class CudaNonzeroKernel final : public Kernel {
  public:
   CudaNonzeroKernel(const NonzeroPlan& plan, const CudaDevice& device) : ordinal_(device.ordinal()) {
     const bool contiguous = plan.read_rank == 1 && plan.read_strides[0] == 1 && plan.input_alignment >= 16;
-    kernel_ = kernel_for(plan.element_bytes, contiguous);
+    kernel_ = kernel_for(plan, contiguous, wide_indices(plan));
     const uint64_t tile_items = kTileBytes / plan.element_bytes;
     NonzeroParams& p = params_;
-    p.elements = static_cast<uint32_t>(plan.element_count);
+    p.elements = plan.element_count;
     p.tiles = static_cast<uint32_t>((plan.element_count + tile_items - 1) / tile_items);
     p.value_mask = plan.value_mask;
+    p.count_bytes = plan.count_bytes;
     p.read_rank = plan.read_rank;
     for (uint32_t d = 0; d < plan.read_rank; ++d) {
+      p.wide_read_sizes[d] = plan.read_sizes[d];
+      p.wide_read_strides[d] = plan.read_strides[d];
+      if (wide_indices(plan)) continue;
       p.read_sizes[d] = FastDivmod(static_cast<uint32_t>(plan.read_sizes[d]));
       p.read_strides[d] = static_cast<uint32_t>(plan.read_strides[d]);
     }
-    p.columns = plan.rank;
-    for (uint32_t j = 0; j < plan.rank; ++j) p.column_sizes[j] = FastDivmod(static_cast<uint32_t>(plan.sizes[j]));
-    p.row_stride = static_cast<uint32_t>(plan.row_stride);
-    p.column_stride = static_cast<uint32_t>(plan.column_stride);
+    p.columns = plan.columns;
+    // Column sizes are an input's UINT sizes, so FastDivmod holds them even with wide indices.
+    for (uint32_t j = 0; j < plan.columns; ++j)
+      p.column_sizes[j] = FastDivmod(static_cast<uint32_t>(plan.column_sizes[j]));
+    p.row_stride = plan.row_stride;
+    p.column_stride = plan.column_stride;
 
     // As many blocks as can be resident at once (the grid barrier needs all of them), each taking
     // an equal share of the tiles.
@@ -359,8 +415,8 @@ class CudaNonzeroKernel final : public Kernel {
     DeviceGuard guard(ordinal_);
     NonzeroParams p = params_;
     p.input = args.inputs[0];
-    p.count = reinterpret_cast<uint32_t*>(args.outputs[0]);
-    p.coordinates = reinterpret_cast<uint32_t*>(args.outputs[1]);
+    p.count = args.outputs[0];
+    p.coordinates = args.outputs[1];
     const uint32_t vector_bytes = p.columns == 2 ? 8 : p.columns == 4 || p.columns == 8 ? 16 : 0;
     p.vector_rows = p.column_stride == 1 && p.row_stride == p.columns && vector_bytes != 0 &&
                     reinterpret_cast<uintptr_t>(p.coordinates) % vector_bytes == 0;
@@ -400,4 +456,4 @@ std::unique_ptr<Kernel> make_cuda_nonzero_kernel(const NonzeroPlan& plan, const 
   return std::make_unique<CudaNonzeroKernel>(plan, device);
 }
 
-}  // namespace opendml
+}  // namespace opendml::internal

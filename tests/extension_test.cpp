@@ -1,0 +1,108 @@
+// The 64-bit index extension (docs/contract.md section 7): what it allows, that nothing changes
+// without it, and NONZERO's 64-bit outputs on the test device. (Inputs past 2^32 elements run in
+// the CUDA suite, where there is memory for them.)
+#include <gtest/gtest.h>
+
+#include "support/expect.h"
+#include "support/random_cases.h"
+#include "support/sample_descs.h"
+#include "support/testers.h"
+
+namespace odml_test {
+namespace {
+
+constexpr auto kInvalid = ODML_STATUS_INVALID_ARGUMENT;
+constexpr uint32_t kWide = ODML_EXTENSION_64BIT_INDICES;
+constexpr auto kI64 = DML_TENSOR_DATA_TYPE_INT64;
+constexpr auto kU64 = DML_TENSOR_DATA_TYPE_UINT64;
+constexpr auto kU8 = DML_TENSOR_DATA_TYPE_UINT8;
+constexpr const char* kOp = "NONZERO_COORDINATES: ";
+
+OpDesc nonzero(DML_TENSOR_DATA_TYPE input_type, const Shape& input, DML_TENSOR_DATA_TYPE index_type,
+               const Shape& coordinates, DML_TENSOR_DATA_TYPE count_type = DML_TENSOR_DATA_TYPE_UNKNOWN) {
+  return OpDesc::nonzero(spec(input_type, input), spec(count_type ? count_type : index_type, {1}),
+                         spec(index_type, coordinates));
+}
+
+TEST(Extension, Nonzero64BitOutputsNeedTheExtension) {
+  for (DML_TENSOR_DATA_TYPE t : {kI64, kU64}) {
+    SCOPED_TRACE(type_name(t));
+    const OpDesc d = nonzero(kF32, {2, 3}, t, {6, 2});
+    EXPECT_TRUE(create_fails(d, kInvalid, {std::string(kOp) + "OutputCountTensor.DataType is " + type_name(t)}));
+    EXPECT_TRUE(create_succeeds(d, DML_FEATURE_LEVEL(0), kWide));
+    // Their dimension counts still follow DirectML's table: at 3_0 all three share one, 4 or 5.
+    EXPECT_TRUE(create_fails(d, kInvalid, {"DimensionCount"}, DML_FEATURE_LEVEL_3_0, kWide));
+  }
+  // Types other than UINT32, INT64 and UINT64 stay rejected.
+  EXPECT_TRUE(create_fails(nonzero(kF32, {2, 3}, DML_TENSOR_DATA_TYPE_INT32, {6, 2}), kInvalid,
+                           {"OutputCountTensor.DataType is INT32"}, DML_FEATURE_LEVEL(0), kWide));
+}
+
+// UINT sizes cap M at 2^32 - 1; with the extension the row dimensions may multiply to M.
+TEST(Extension, NonzeroRowDimensionsMultiplyToM) {
+  const OpDesc split_rows = nonzero(kF32, {4, 6}, DML_TENSOR_DATA_TYPE_UINT32, {4, 6, 2});
+  EXPECT_TRUE(create_fails(split_rows, kInvalid,
+                           {std::string(kOp) + "OutputCoordinatesTensor.Sizes[0] is 4", "must be 1"}));
+  EXPECT_TRUE(create_succeeds(split_rows, DML_FEATURE_LEVEL(0), kWide));
+  EXPECT_TRUE(create_fails(nonzero(kF32, {4, 6}, kU64, {4, 5, 2}), kInvalid,
+                           {"multiply to 20", "InputTensor has 24 elements"}, DML_FEATURE_LEVEL(0), kWide));
+  // Rows that are not evenly spaced cannot be written as one row dimension.
+  OpDesc uneven = OpDesc::nonzero(spec(kF32, {4, 6}), spec(kU64, {1}), spec(kU64, {4, 6, 2}, Shape{100, 2, 1}));
+  EXPECT_TRUE(create_fails(uneven, kInvalid, {"do not space the rows evenly"}, DML_FEATURE_LEVEL(0), kWide));
+}
+
+TEST(Extension, TensorsPastTwoToThe32Elements) {
+  const uint32_t half = (1u << 31) + 8;  // two of them pass 2^32 - 1
+  const OpDesc join = OpDesc::join({spec(kU8, {1, half}), spec(kU8, {1, half})}, spec(kU8, {2, half}), 0);
+  EXPECT_TRUE(create_fails(join, kInvalid,
+                           {"JOIN: OutputTensor has 4294967312 elements", "ODML_EXTENSION_64BIT_INDICES allows more"}));
+  EXPECT_TRUE(create_succeeds(join, DML_FEATURE_LEVEL(0), kWide));
+  const OpDesc split = OpDesc::split(spec(kU8, {2, half}), {spec(kU8, {1, half}), spec(kU8, {1, half})}, 0);
+  EXPECT_TRUE(create_succeeds(split, DML_FEATURE_LEVEL(0), kWide));
+  // NONZERO of such an input needs a 64-bit count; its coordinates may stay UINT32.
+  const OpDesc narrow_count = nonzero(kU8, {2, half}, DML_TENSOR_DATA_TYPE_UINT32, {2, half, 2}, kU64);
+  EXPECT_TRUE(create_succeeds(narrow_count, DML_FEATURE_LEVEL(0), kWide));
+  EXPECT_TRUE(create_fails(nonzero(kU8, {2, half}, DML_TENSOR_DATA_TYPE_UINT32, {2, half, 2}), kInvalid,
+                           {"more than 2^32 - 1, so OutputCountTensor must be INT64 or UINT64"}, DML_FEATURE_LEVEL(0),
+                           kWide));
+}
+
+// ---- On the test device ----
+
+TEST(DeviceExtension, Nonzero64BitCountAndCoordinates) {
+  for (DML_TENSOR_DATA_TYPE t : {kI64, kU64}) {
+    SCOPED_TRACE(type_name(t));
+    NonzeroTester().extensions(kWide).index_type(t).sizes({3, 4}).density(0.5).run();
+    NonzeroTester().extensions(kWide).index_type(t).type(kU8).sizes({5, 7, 9}).density(0.3).run();
+    NonzeroTester().extensions(kWide).index_type(t).sizes({1, 1, 2, 4}).n(2).density(1.0).expect_count(8).run();
+    // ONNX's int64 [N, M] layout, column-major.
+    NonzeroTester().extensions(kWide).index_type(t).sizes({3, 4}).coordinates_strides({1, 12}).run();
+    NonzeroTester().extensions(kWide).index_type(t).alignment(8).sizes({6}).run();
+    NonzeroTester().extensions(kWide).index_type(t).type(DML_TENSOR_DATA_TYPE_FLOAT16).sizes({2048, 33}).run();
+  }
+}
+
+TEST(DeviceExtension, NonzeroRowsOverSeveralDimensions) {
+  NonzeroTester().extensions(kWide).index_type(kU64).sizes({4, 6}).coordinates_rank(3).row_sizes({4, 6}).run();
+  NonzeroTester().extensions(kWide).index_type(kI64).sizes({30}).coordinates_rank(4).row_sizes({2, 3, 5}).run();
+}
+
+TEST(DeviceExtension, RandomNonzeroCases) {
+  random_cases(60, [](Rng& rng) {
+    random_nonzero_coordinates(rng).extensions(kWide).index_type(rng() % 2 ? kI64 : kU64).run();
+  });
+}
+
+// Without 64-bit outputs the extension changes nothing: the same operators give the same results.
+TEST(DeviceExtension, ExtensionAloneChangesNoResult) {
+  random_cases(40, [](Rng& rng) {
+    switch (rng() % 3) {
+      case 0: random_join(rng).extensions(kWide).run(); break;
+      case 1: random_split(rng).extensions(kWide).run(); break;
+      default: random_nonzero_coordinates(rng).extensions(kWide).run();
+    }
+  });
+}
+
+}  // namespace
+}  // namespace odml_test

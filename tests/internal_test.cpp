@@ -1,0 +1,119 @@
+// Internal: pieces of the library below the C ABI that no operator suite reaches directly: the
+// host side of FastDivmod (which the CUDA kernels use on the device), and implementation choice.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <limits>
+#include <string>
+
+#include "backends/cuda/fast_divmod.h"
+#include "backends/device.h"
+#include "support/random_cases.h"
+
+namespace odml_test {
+namespace {
+
+using opendml::internal::FastDivmod;
+
+void expect_divides(const FastDivmod& f, uint32_t n) {
+  uint32_t q = 0, r = 0;
+  f.divmod(n, q, r);
+  ASSERT_EQ(q, n / f.divisor) << n << " / " << f.divisor;
+  ASSERT_EQ(r, n % f.divisor) << n << " % " << f.divisor;
+}
+
+TEST(FastDivmod, ExactAtTheEdgesOfEveryDivisorsRange) {
+  constexpr uint32_t kMax = std::numeric_limits<uint32_t>::max();
+  for (uint64_t d : std::initializer_list<uint64_t>{1, 2, 3, 5, 7, 255, 256, 257, 65535, 65536, 65537, 1ull << 31,
+                                                   (1ull << 31) + 1, kMax - 1ull, kMax}) {
+    const FastDivmod f(static_cast<uint32_t>(d));
+    for (uint64_t n : std::initializer_list<uint64_t>{0, 1, d - 1, d, d + 1, 2 * d - 1, 2 * d, kMax - 1ull, kMax})
+      if (n <= kMax) expect_divides(f, static_cast<uint32_t>(n));
+    for (uint64_t k = 1; k * d <= kMax; k = k * 3 + 1) {  // multiples and their neighbours
+      expect_divides(f, static_cast<uint32_t>(k * d));
+      expect_divides(f, static_cast<uint32_t>(k * d - 1));
+    }
+  }
+}
+
+TEST(FastDivmod, ExactOnRandomDividendsAndDivisors) {
+  random_cases(200, [](Rng& rng) {
+    const uint32_t bits = 1 + rng() % 32;
+    const uint32_t d = std::max<uint32_t>(1, static_cast<uint32_t>(rng() >> (64 - bits)));
+    const FastDivmod f(d);
+    for (int i = 0; i < 1000; ++i) expect_divides(f, static_cast<uint32_t>(rng()));
+  });
+}
+
+// ---- Implementation choice ----
+
+namespace internal = opendml::internal;
+
+struct FakePlan {
+  int size = 0;
+};
+
+struct FakeDevice {
+  std::string name_ = "fake";
+  const std::string& name() const { return name_; }
+};
+
+class FakeKernel final : public internal::Kernel {
+ public:
+  internal::Status execute(const internal::ExecuteArgs&) const override { return {}; }
+};
+
+std::unique_ptr<internal::Kernel> make_fake(const FakePlan&, const FakeDevice&) {
+  return std::make_unique<FakeKernel>();
+}
+std::string fast_declines(const FakePlan& p, const FakeDevice&) { return p.size > 10 ? "too large" : ""; }
+std::string general_declines(const FakePlan&, const FakeDevice&) { return ""; }
+
+constexpr internal::Implementation<FakePlan, FakeDevice> kFakeList[] = {{"fake.fast", fast_declines, make_fake},
+                                                                         {"fake.general", general_declines, make_fake}};
+
+struct ForcedImplementation {
+  explicit ForcedImplementation(const char* name) {
+    if (const char* old = std::getenv("OPENDML_IMPLEMENTATION")) saved = old;
+    setenv("OPENDML_IMPLEMENTATION", name, 1);
+  }
+  ~ForcedImplementation() {
+    if (saved.empty()) {
+      unsetenv("OPENDML_IMPLEMENTATION");
+    } else {
+      setenv("OPENDML_IMPLEMENTATION", saved.c_str(), 1);
+    }
+  }
+  std::string saved;
+};
+
+const char* chosen(const FakePlan& plan) {
+  auto kernel = internal::choose_implementation<FakePlan, FakeDevice>(kFakeList, plan, FakeDevice{});
+  return kernel.ok() ? kernel->implementation : "(none)";
+}
+
+TEST(ImplementationChoice, FirstThatAcceptsWins) {
+  ForcedImplementation none("");
+  EXPECT_STREQ(chosen(FakePlan{5}), "fake.fast");
+  EXPECT_STREQ(chosen(FakePlan{50}), "fake.general");
+}
+
+TEST(ImplementationChoice, ForcedImplementationWinsWhereItAccepts) {
+  ForcedImplementation general("fake.general");
+  EXPECT_STREQ(chosen(FakePlan{5}), "fake.general");
+  ForcedImplementation fast("fake.fast");
+  EXPECT_STREQ(chosen(FakePlan{5}), "fake.fast");
+  EXPECT_STREQ(chosen(FakePlan{50}), "fake.general") << "a forced implementation that declines falls back";
+}
+
+TEST(ImplementationChoice, NoneAcceptsIsUnsupportedWithEveryReason) {
+  ForcedImplementation none("");
+  constexpr internal::Implementation<FakePlan, FakeDevice> kOnlyFast[] = {{"fake.fast", fast_declines, make_fake}};
+  auto kernel = internal::choose_implementation<FakePlan, FakeDevice>(kOnlyFast, FakePlan{50}, FakeDevice{});
+  ASSERT_FALSE(kernel.ok());
+  EXPECT_EQ(kernel.status().code(), ODML_STATUS_UNSUPPORTED);
+  EXPECT_NE(kernel.status().message().find("fake.fast: too large"), std::string::npos) << kernel.status().message();
+}
+
+}  // namespace
+}  // namespace odml_test
