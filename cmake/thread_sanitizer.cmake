@@ -5,7 +5,8 @@
 # LLVM's OpenMP runtime (libomp), tells TSan about OpenMP's barriers and tasks: it is linked whole
 # into every program, where libomp finds it as its tool without OMP_TOOL_LIBRARIES. Run the programs
 # with TSAN_OPTIONS=ignore_noninstrumented_modules=1 (the tsan test preset sets it) so that libomp's
-# own uninstrumented accesses are not reported.
+# own uninstrumented accesses are not reported. The preset also sets handle_segv=0: clang 14's TSan
+# can deadlock in its own SIGSEGV report, which turns a crash into a hang until ctest's time-out.
 if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
   message(FATAL_ERROR "OPENDML_SANITIZE_THREAD needs clang (OpenMP through libomp and Archer), but the C++ compiler "
                       "is ${CMAKE_CXX_COMPILER_ID}: use the tsan preset or -DCMAKE_CXX_COMPILER=clang++")

@@ -7,7 +7,8 @@
 // A case is JOIN or SPLIT of 1 to 300 pieces, or NONZERO_COORDINATES of any input type; its tensors
 // have every data type and rank 1 to 8, strides null, packed, padded, permuted, broadcast (0) or
 // arbitrary (overlapping, on an output), OWNED_BY_DML inputs, TotalTensorSizeInBytes and
-// GuaranteedBaseOffsetAlignment; it has a feature level; and it binds regions of chosen sizes and
+// GuaranteedBaseOffsetAlignment; it has a feature level and perhaps the 64-bit index extension
+// (odml_operator_create_ex: 64-bit NONZERO outputs, extents past 2^32); and it binds regions of chosen sizes and
 // alignments at initialize and execute, inputs sharing a region, unbound and extra regions. At most
 // one rule of the contract (docs/contract.md sections 2 to 5) is broken on purpose, and each
 // lifecycle step gets a verdict: it must succeed, it must fail, or, where the contract leaves the
@@ -48,6 +49,8 @@ using namespace odml_test;
 // CPU backend to split its work over threads.
 constexpr uint64_t kElements = 4096;
 constexpr uint64_t kLargeElements = uint64_t{1} << 18;
+// The largest region a case binds: a tensor that needs more is bound to too little, and must fail.
+constexpr uint64_t kMaxRegion = uint64_t{1} << 28;
 
 const DML_FEATURE_LEVEL kLevels[] = {
     DML_FEATURE_LEVEL_1_0, DML_FEATURE_LEVEL_2_0, DML_FEATURE_LEVEL_2_1, DML_FEATURE_LEVEL_3_0, DML_FEATURE_LEVEL_3_1,
@@ -114,6 +117,8 @@ struct Case {
   uint32_t axis = 0;
   uint32_t n = 0;  // NONZERO's coordinates per row
   DML_FEATURE_LEVEL level = DML_FEATURE_LEVEL(0);
+  uint32_t extensions = ODML_EXTENSION_NONE;  // odml_operator_create_ex's (contract section 7)
+  bool wide_indices() const { return extensions & ODML_EXTENSION_64BIT_INDICES; }
   Verdict verdict[kSteps] = {Verdict::kSucceed, Verdict::kSucceed, Verdict::kSucceed};
   std::string notes;  // the rules broken on purpose
 
@@ -179,12 +184,12 @@ std::optional<Shape> choose_strides(Choices& in, Case& c, const Shape& sizes, bo
       if (!input && elements_overlap(sizes, strides)) c.must_fail(kCreate, name + ": output elements overlap");
       return strides;
     }
-    default: {  // a physical extent past 2^32 - 1 elements (rule 7)
+    default: {  // a physical extent past 2^32 - 1 elements (rule 7; with 64-bit indices, too large to bind)
       Shape strides = packed_strides(sizes);
       const auto widest = std::max_element(sizes.begin(), sizes.end()) - sizes.begin();
       if (sizes[widest] == 1) return strides;
       strides[widest] = 0xFFFFFFFFu;
-      c.must_fail(kCreate, name + ": extent past 2^32 - 1 elements");
+      if (!c.wide_indices()) c.must_fail(kCreate, name + ": extent past 2^32 - 1 elements");
       return strides;
     }
   }
@@ -193,7 +198,8 @@ std::optional<Shape> choose_strides(Choices& in, Case& c, const Shape& sizes, bo
 // The options every tensor has.
 void choose_options(Choices& in, TensorSpec& t, bool input) {
   if (in.one_in(3, "has extra bytes")) t.extra_bytes = in.below(65, "extra bytes");
-  if (in.one_in(2, "has alignment")) t.alignment = std::min<uint32_t>(256, element_bytes(t.type) << in.below(6, "alignment"));
+  if (in.one_in(2, "has alignment"))
+    t.alignment = std::min<uint32_t>(256, element_bytes(t.type) << in.below(6, "alignment"));
   if (input && in.one_in(4, "owned")) t.flags = DML_TENSOR_FLAG_OWNED_BY_DML;
 }
 
@@ -201,6 +207,15 @@ DML_TENSOR_DATA_TYPE choose_type(Choices& in, Case& c, const std::vector<DML_TEN
   const DML_TENSOR_DATA_TYPE type = kAllTypes[in.below(kAllTypes.size(), "type")];
   if (!contains(supported, type)) c.must_fail(kCreate, type_name(type) + " is outside every support row");
   return type;
+}
+
+// NONZERO's count or coordinates type: UINT32, or INT64 or UINT64, which need 64-bit indices.
+DML_TENSOR_DATA_TYPE choose_index_type(Choices& in, Case& c, const char* what) {
+  const DML_TENSOR_DATA_TYPE types[] = {DML_TENSOR_DATA_TYPE_INT64, DML_TENSOR_DATA_TYPE_UINT64};
+  const uint32_t k = in.below(6, what);
+  if (k < 4) return DML_TENSOR_DATA_TYPE_UINT32;
+  if (!c.wide_indices()) c.must_fail(kCreate, std::string(what) + " 64-bit without 64-bit indices");
+  return types[k - 4];
 }
 
 void make_concat(Choices& in, Case& c) {
@@ -242,7 +257,8 @@ void make_nonzero(Choices& in, Case& c) {
   const uint32_t rank = 1 + in.below(8, "rank");
   const bool large = in.one_in(256, "large");
   Shape sizes = sizes_within(in, rank, large ? kLargeElements : kElements, large ? 512 : 6);
-  if (in.one_in(3, "has leading ones")) std::fill_n(sizes.begin(), in.below(rank + 1, "leading ones"), 1u);  // leading 1s: a lower effective rank
+  if (in.one_in(3, "has leading ones"))
+    std::fill_n(sizes.begin(), in.below(rank + 1, "leading ones"), 1u);  // leading 1s: a lower effective rank
   uint32_t effective = rank;
   while (effective > 0 && sizes[rank - effective] == 1) --effective;
   const uint32_t min_n = std::max(1u, effective);
@@ -252,14 +268,14 @@ void make_nonzero(Choices& in, Case& c) {
   input.strides = choose_strides(in, c, sizes, true, "InputTensor");
   choose_options(in, input, true);
 
-  TensorSpec count = spec(DML_TENSOR_DATA_TYPE_UINT32, Shape(1 + in.below(8, "count rank"), 1));
+  TensorSpec count = spec(choose_index_type(in, c, "count type"), Shape(1 + in.below(8, "count rank"), 1));
   count.strides = choose_strides(in, c, count.sizes, false, "OutputCountTensor");
   choose_options(in, count, false);
 
   Shape coordinate_sizes(2 + in.below(7, "coordinates rank"), 1);
   coordinate_sizes.end()[-2] = static_cast<uint32_t>(element_count(sizes));
   coordinate_sizes.back() = c.n;
-  TensorSpec coordinates = spec(DML_TENSOR_DATA_TYPE_UINT32, coordinate_sizes);
+  TensorSpec coordinates = spec(choose_index_type(in, c, "coordinates type"), coordinate_sizes);
   coordinates.strides = choose_strides(in, c, coordinate_sizes, false, "OutputCoordinatesTensor");
   choose_options(in, coordinates, false);
   c.tensors = {std::move(input), std::move(count), std::move(coordinates)};
@@ -273,17 +289,30 @@ void choose_level(Choices& in, Case& c) {
     default: c.level = static_cast<DML_FEATURE_LEVEL>(in.u32()); break;
   }
   const bool known = std::find(std::begin(kLevels), std::end(kLevels), c.level) != std::end(kLevels);
-  // From 4_1 every operator takes ranks 1 to 8 and its every type; below, the support rows decide.
-  if (c.level != 0 && (!known || c.level < DML_FEATURE_LEVEL_4_1))
-    c.may_fail(kCreate, "feature level " + std::to_string(c.level));
+  // A value that names no level is refused (contract section 4). From 4_1 every operator takes
+  // ranks 1 to 8 and its every type; below, the support rows decide.
+  if (c.level != 0 && !known) c.must_fail(kCreate, "feature level " + std::to_string(c.level));
+  if (known && c.level < DML_FEATURE_LEVEL_4_1) c.may_fail(kCreate, "feature level " + std::to_string(c.level));
 }
 
 // Rules broken in the TensorSpecs, before the descriptor is built.
-enum SpecBreak { kNoSpecBreak, kSizeZero, kCountPast32Bits, kOwnedOutput, kUnknownFlag, kBadAlignment, kPieceType,
-                 kPieceRank, kPieceSize, kWholeLength, kSpecBreaks };
+enum SpecBreak {
+  kNoSpecBreak,
+  kSizeZero,
+  kCountPast32Bits,
+  kOwnedOutput,
+  kUnknownFlag,
+  kBadAlignment,
+  kPieceType,
+  kPieceRank,
+  kPieceSize,
+  kWholeLength,
+  kSpecBreaks
+};
 
 void break_spec(Choices& in, Case& c) {
-  const auto kind = static_cast<SpecBreak>(in.one_in(3, "spec break?") ? 1 + in.below(kSpecBreaks - 1, "spec break") : 0);
+  const auto kind =
+      static_cast<SpecBreak>(in.one_in(3, "spec break?") ? 1 + in.below(kSpecBreaks - 1, "spec break") : 0);
   const size_t i = in.below(c.tensors.size(), "spec break tensor");
   TensorSpec& t = c.tensors[i];
   const std::string name = c.tensor_name(i);
@@ -297,10 +326,8 @@ void break_spec(Choices& in, Case& c) {
   switch (kind) {
     case kNoSpecBreak:
     case kSpecBreaks: return;
-    case kSizeZero:
-      t.sizes[in.below(t.rank())] = 0;
-      return c.must_fail(kCreate, name + ": a size of 0");
-    case kCountPast32Bits:
+    case kSizeZero: t.sizes[in.below(t.rank())] = 0; return c.must_fail(kCreate, name + ": a size of 0");
+    case kCountPast32Bits:  // never consistent with the other tensors, 64-bit indices or not
       if (t.rank() < 2) return;
       t.sizes[0] = t.sizes[1] = 65536;
       return c.must_fail(kCreate, name + ": 2^32 elements");
@@ -320,7 +347,9 @@ void break_spec(Choices& in, Case& c) {
     case kPieceType: {  // JOIN/SPLIT: types differ; NONZERO: a count or coordinates type other than UINT32
       TensorSpec& u = in.below(2) ? whole : piece;
       const DML_TENSOR_DATA_TYPE other = kAllTypes[in.below(kAllTypes.size())];
-      if (other == u.type || (!concat && other == DML_TENSOR_DATA_TYPE_UINT32)) return;
+      const bool index_type = other == DML_TENSOR_DATA_TYPE_UINT32 ||
+                              (c.wide_indices() && element_bytes(other) == 8 && other != DML_TENSOR_DATA_TYPE_FLOAT64);
+      if (other == u.type || (!concat && index_type)) return;
       u.type = other;
       return c.must_fail(kCreate, "a tensor's type is " + type_name(other));
     }
@@ -360,9 +389,7 @@ void break_spec(Choices& in, Case& c) {
           if (s.end()[-2] < 2) return;
           --s.end()[-2];
           return c.must_fail(kCreate, "M is the element count - 1");
-        case 2:
-          s.back() = input_rank + 1;
-          return c.must_fail(kCreate, "N is the input's rank + 1");
+        case 2: s.back() = input_rank + 1; return c.must_fail(kCreate, "N is the input's rank + 1");
         default:
           if (s.size() < 3) return;
           s[0] = 2;
@@ -374,11 +401,25 @@ void break_spec(Choices& in, Case& c) {
 
 // Rules broken in the raw structs, after the descriptor is built. kHugeTotal keeps the descriptor
 // valid but no region can be that large, so binding the tensor must fail.
-enum RawBreak { kNoRawBreak, kSmallTotal, kHugeTotal, kBadDataType, kBadDimensionCount, kBadTensorType, kNullBuffer,
-                kNullTensor, kBadOperatorType, kNullOperatorDesc, kBadAxis, kZeroCount, kRawBreaks };
+enum RawBreak {
+  kNoRawBreak,
+  kSmallTotal,
+  kHugeTotal,
+  kBadDataType,
+  kBadDimensionCount,
+  kBadTensorType,
+  kNullBuffer,
+  kNullTensor,
+  kBadOperatorType,
+  kNullOperatorDesc,
+  kBadAxis,
+  kZeroCount,
+  kRawBreaks
+};
 
 struct RawResult {
   size_t huge_total_tensor = SIZE_MAX;
+  uint64_t huge_total = 0;
 };
 
 RawResult break_raw(Choices& in, Case& c, OpDesc& desc) {
@@ -399,8 +440,12 @@ RawResult break_raw(Choices& in, Case& c, OpDesc& desc) {
       break;
     }
     case kHugeTotal:
-      b.TotalTensorSizeInBytes = ~uint64_t{0} - in.below(1u << 20);
+      b.TotalTensorSizeInBytes = in.below(4) ? ~uint64_t{0} - in.below(1u << 20) : uint64_t{1} << (40 + in.below(24));
       r.huge_total_tensor = i;
+      r.huge_total = b.TotalTensorSizeInBytes;
+      // An OWNED_BY_DML input's copy needs that much persistent region: compile may refuse it.
+      if (c.is_input(i) && (c.tensors[i].flags & DML_TENSOR_FLAG_OWNED_BY_DML))
+        c.may_fail(kCreate, name + ": an OWNED_BY_DML input's TotalTensorSizeInBytes near 2^64");
       break;
     case kBadDataType: {
       const int64_t values[] = {0, 14, 15, 255, -1, static_cast<int64_t>(in.u32())};
@@ -464,8 +509,7 @@ RawResult break_raw(Choices& in, Case& c, OpDesc& desc) {
 
 OpDesc build(const Case& c) {
   switch (c.type) {
-    case DML_OPERATOR_JOIN:
-      return OpDesc::join({c.tensors.begin(), c.tensors.end() - 1}, c.tensors.back(), c.axis);
+    case DML_OPERATOR_JOIN: return OpDesc::join({c.tensors.begin(), c.tensors.end() - 1}, c.tensors.back(), c.axis);
     case DML_OPERATOR_SPLIT: return OpDesc::split(c.tensors[0], {c.tensors.begin() + 1, c.tensors.end()}, c.axis);
     default: return OpDesc::nonzero(c.tensors[0], c.tensors[1], c.tensors[2]);
   }
@@ -490,8 +534,21 @@ struct Slot {
 };
 
 // Rules broken in the bindings.
-enum BindBreak { kNoBindBreak, kRegionTooSmall, kMisaligned, kUnbound, kBoundWhenNot, kSharedInputs, kOutputOverlaps,
-                 kTemporary, kPersistent, kCounts, kNullBindings, kNoInitialize, kBindBreaks };
+enum BindBreak {
+  kNoBindBreak,
+  kRegionTooSmall,
+  kMisaligned,
+  kUnbound,
+  kBoundWhenNot,
+  kSharedInputs,
+  kOutputOverlaps,
+  kTemporary,
+  kPersistent,
+  kCounts,
+  kNullBindings,
+  kNoInitialize,
+  kBindBreaks
+};
 
 struct Run {
   Run(Case& c_, const OpDesc& desc_, Choices& in_, uint64_t seed) : c(c_), desc(desc_), in(in_), rng(seed) {}
@@ -502,15 +559,15 @@ struct Run {
   Rng rng;
   odml_binding_properties properties{};
   std::vector<Region> regions;
-  std::vector<Slot> slots;                     // per tensor, field order
+  std::vector<Slot> slots;  // per tensor, field order
   Slot temporary, persistent;
   Bytes persistent_snapshot;
   std::vector<Bytes> owned_at_initialize;  // per tensor: the bytes an OWNED_BY_DML input had then
   double density = 0.5;
 
   [[noreturn]] void fail(const std::string& what) const {
-    std::fprintf(stderr, "\nc_abi_fuzzer: %s\n  case: %s, feature level 0x%x%s\n", what.c_str(),
-                 desc.to_string().c_str(), static_cast<unsigned>(c.level), c.notes.c_str());
+    std::fprintf(stderr, "\nc_abi_fuzzer: %s\n  case: %s, feature level 0x%x, extensions %u%s\n", what.c_str(),
+                 desc.to_string().c_str(), static_cast<unsigned>(c.level), c.extensions, c.notes.c_str());
     std::abort();
   }
   void expect(const ::testing::AssertionResult& r) const {
@@ -550,7 +607,8 @@ struct Run {
   // The regions of every tensor and of the temporary and persistent regions, with one rule of
   // binding perhaps broken.
   BindBreak plan(size_t huge_total_tensor) {
-    const auto kind = static_cast<BindBreak>(in.one_in(3, "bind break?") ? 1 + in.below(kBindBreaks - 1, "bind break") : 0);
+    const auto kind =
+        static_cast<BindBreak>(in.one_in(3, "bind break?") ? 1 + in.below(kBindBreaks - 1, "bind break") : 0);
     const size_t target = in.below(c.tensors.size(), "bind break tensor");
     slots.resize(c.tensors.size());
     for (size_t i = 0; i < c.tensors.size(); ++i) {
@@ -560,6 +618,10 @@ struct Run {
       uint32_t alignment = t.alignment ? t.alignment : 16;
       const std::string name = c.tensor_name(i);
       if (i == huge_total_tensor) c.must_fail(step_of(i), name + ": TotalTensorSizeInBytes near 2^64");
+      if (total > kMaxRegion) {  // a valid descriptor with 64-bit indices, but more than can be bound here
+        c.must_fail(step_of(i), name + ": a region smaller than its " + std::to_string(total) + " bytes");
+        size = 256;
+      }
       if (i == target && kind == kRegionTooSmall) {
         size = total - 1 - in.below(total);
         c.must_fail(step_of(i), name + ": region of " + std::to_string(size) + " bytes");
@@ -614,6 +676,10 @@ struct Run {
     if (required == 0) {
       if (!broken) return {};
       return {add_region(256, 256, Kind::kSpare, "spare " + name + " region"), 256};
+    }
+    if (required > kMaxRegion) {  // only for an OWNED_BY_DML input's huge TotalTensorSizeInBytes
+      c.must_fail(step, name + " region smaller than its " + std::to_string(required) + " bytes");
+      return {add_region(256, 256, kind, name + " region"), 256};
     }
     uint64_t size = required + (in.one_in(4) ? in.below(512) : 0);
     uint32_t alignment = 256;
@@ -723,6 +789,13 @@ void run_case(Choices& in, std::string* summary = nullptr) {
   Case c;
   const DML_OPERATOR_TYPE types[] = {DML_OPERATOR_JOIN, DML_OPERATOR_SPLIT, DML_OPERATOR_NONZERO_COORDINATES};
   c.type = types[in.below(3, "op")];
+  // None in 5 of 8 cases, 64-bit indices in 2, an unknown bit in 1.
+  const uint32_t extensions = in.below(8, "extensions");
+  if (extensions >= 5) c.extensions = ODML_EXTENSION_64BIT_INDICES;
+  if (extensions == 7) {
+    c.extensions |= 2u << in.below(31);
+    c.must_fail(kCreate, "unknown extension bits");
+  }
   if (c.type == DML_OPERATOR_NONZERO_COORDINATES) {
     make_nonzero(in, c);
   } else {
@@ -734,10 +807,14 @@ void run_case(Choices& in, std::string* summary = nullptr) {
   const RawResult raw = break_raw(in, c, desc);
   Run run(c, desc, in, in.u64("data seed"));
   run.density = std::vector<double>{0.5, 0.0, 1.0, 0.03, 0.97}[in.below(5, "density")];
-  if (summary) *summary = desc.to_string() + ", feature level " + std::to_string(c.level) + c.notes;
+  if (summary)
+    *summary = desc.to_string() + ", feature level " + std::to_string(c.level) + ", extensions " +
+               std::to_string(c.extensions) + c.notes;
 
   odml_operator op_raw = nullptr;
-  odml_status status = odml_operator_create(cpu().get(), &desc.get(), c.level, &op_raw);
+  odml_status status = c.extensions == ODML_EXTENSION_NONE
+                           ? odml_operator_create(cpu().get(), &desc.get(), c.level, &op_raw)
+                           : odml_operator_create_ex(cpu().get(), &desc.get(), c.level, c.extensions, &op_raw);
   OperatorHandle op(op_raw, odml_operator_destroy);
   if (!run.judge(kCreate, status, true)) {
     if (op) run.fail("a failed create returned a handle");
@@ -758,8 +835,14 @@ void run_case(Choices& in, std::string* summary = nullptr) {
   if (run.properties.input_count != ins.size() || run.properties.output_count != outs.size())
     run.fail("binding properties count " + std::to_string(run.properties.input_count) + " inputs and " +
              std::to_string(run.properties.output_count) + " outputs");
-  if (run.properties.temporary_size_in_bytes > (uint64_t{1} << 28) ||
-      run.properties.persistent_size_in_bytes > (uint64_t{1} << 28))
+  // The persistent region holds each OWNED_BY_DML input whole, so only a huge one makes it huge.
+  const bool huge_owned =
+      raw.huge_total_tensor != SIZE_MAX && c.tensors[raw.huge_total_tensor].flags & DML_TENSOR_FLAG_OWNED_BY_DML;
+  if (huge_owned && run.properties.persistent_size_in_bytes < raw.huge_total)
+    run.fail("a persistent region of " + std::to_string(run.properties.persistent_size_in_bytes) +
+             " bytes for an OWNED_BY_DML input of " + std::to_string(raw.huge_total));
+  if (run.properties.temporary_size_in_bytes > kMaxRegion ||
+      (run.properties.persistent_size_in_bytes > kMaxRegion && !huge_owned))
     run.fail("compile asks for " + std::to_string(run.properties.temporary_size_in_bytes) + " temporary and " +
              std::to_string(run.properties.persistent_size_in_bytes) + " persistent bytes");
 
@@ -787,7 +870,7 @@ void run_case(Choices& in, std::string* summary = nullptr) {
   init.inputs.push_back({});
   init.outputs.assign(outs.size() + 1, {});
   const bool init_lists_inputs = any_owned || extra != SIZE_MAX || in.below(2);
-  init.b = {init.inputs.data(), init_lists_inputs ? static_cast<uint32_t>(ins.size()) : 0, nullptr, 0, {},
+  init.b = {init.inputs.data(),         init_lists_inputs ? static_cast<uint32_t>(ins.size()) : 0, nullptr, 0, {},
             run.binding(run.persistent)};
   if (broken == kCounts && broken_step == kInitialize) {
     switch (in.below(3)) {
@@ -837,12 +920,9 @@ void run_case(Choices& in, std::string* summary = nullptr) {
     for (size_t o : outs) exec.outputs.push_back(run.binding(run.slots[o]));
     exec.inputs.push_back({});
     exec.outputs.push_back({});
-    exec.b = {exec.inputs.data(),
-              static_cast<uint32_t>(ins.size()),
-              exec.outputs.data(),
-              static_cast<uint32_t>(outs.size()),
-              run.binding(run.temporary),
-              run.binding(run.persistent)};
+    exec.b = {exec.inputs.data(),         static_cast<uint32_t>(ins.size()),
+              exec.outputs.data(),        static_cast<uint32_t>(outs.size()),
+              run.binding(run.temporary), run.binding(run.persistent)};
     if (broken == kCounts && broken_step == kExecute) {
       switch (in.below(4)) {
         case 0: ++exec.b.input_count; break;
@@ -917,12 +997,13 @@ uint64_t type_index(DML_TENSOR_DATA_TYPE type) {
 std::vector<Seed> seeds() {
   using A = std::vector<std::pair<std::string, uint64_t>>;
   const uint64_t f32 = type_index(DML_TENSOR_DATA_TYPE_FLOAT32);
+  // clang-format off
   std::vector<Seed> s = {
       // Contract section 3.1: {1,1,2,3} + {1,1,2,4} along axis 3, and three {1,1,2,2} along 1, 2, 3.
-      {"join-example", {{"op", 0}, {"rank", 3}, {"axis", 3}, {"pieces", 1}, {"length", 2}, {"length", 3},
-                        {"size", 0}, {"size", 0}, {"size", 1}}},
-      {"join-three-axis1", {{"op", 0}, {"rank", 3}, {"axis", 1}, {"pieces", 2}, {"size", 0}, {"size", 0},
-                            {"size", 1}, {"size", 1}}},
+      {"join-example", {{"op", 0}, {"rank", 3}, {"axis", 3}, {"pieces", 1}, {"length", 2}, {"length", 3}, {"size", 0},
+                        {"size", 0}, {"size", 1}}},
+      {"join-three-axis1", {{"op", 0}, {"rank", 3}, {"axis", 1}, {"pieces", 2}, {"size", 0}, {"size", 0}, {"size", 1},
+                            {"size", 1}}},
       {"join-three-axis2", {{"op", 0}, {"rank", 3}, {"axis", 2}, {"pieces", 2}, {"length", 1}, {"length", 1},
                             {"length", 1}, {"size", 0}, {"size", 0}, {"size", 0}, {"size", 1}}},
       {"join-three-axis3", {{"op", 0}, {"rank", 3}, {"axis", 3}, {"pieces", 2}, {"length", 1}, {"length", 1},
@@ -947,7 +1028,21 @@ std::vector<Seed> seeds() {
                        {"large", kYes}, {"pieces", 1}, {"length", 3}, {"length", 3}, {"size", 0}, {"size", 511},
                        {"size", 63}}},
       {"nonzero-large", {{"op", 2}, {"rank", 1}, {"large", kYes}, {"size", 511}, {"size", 511}, {"density", 3}}},
+      // Contract section 7, the 64-bit index extension: 64-bit NONZERO outputs, an extent past 2^32.
+      {"nonzero-64bit-count", {{"op", 2}, {"extensions", 5}, {"rank", 1}, {"size", 2}, {"size", 3},
+                               {"count type", 4}}},
+      {"nonzero-64bit-both", {{"op", 2}, {"extensions", 5}, {"rank", 2}, {"size", 2}, {"size", 3}, {"size", 1},
+                              {"count type", 5}, {"coordinates type", 4}}},
+      {"nonzero-64bit-unasked", {{"op", 2}, {"rank", 1}, {"size", 2}, {"size", 3}, {"coordinates type", 5}}},
+      {"join-64bit-extent", {{"op", 0}, {"extensions", 5}, {"rank", 1}, {"axis", 1}, {"pieces", 1}, {"length", 1},
+                             {"length", 2}, {"size", 2}, {"strides", 4}}},
+      // Regressions: what fuzz/regressions/c_abi_fuzzer/ found, in the current decoder's terms.
+      {"regression-persistent-size-wraps", {{"op", 0}, {"rank", 1}, {"axis", 1}, {"pieces", 1}, {"length", 1},
+                                            {"length", 2}, {"size", 2}, {"owned", kYes}, {"raw break?", kYes},
+                                            {"raw break", kHugeTotal - 1}, {"raw break tensor", 0}}},
+      {"join-unknown-extension", {{"op", 0}, {"extensions", 7}, {"rank", 1}, {"axis", 1}, {"size", 2}}},
   };
+  // clang-format on
   // Every data type, every rank, every layout, each option, each feature level: for each operator.
   for (uint64_t op = 0; op < 3; ++op) {
     const std::string name = op == 0 ? "join" : op == 1 ? "split" : "nonzero";
@@ -990,7 +1085,13 @@ std::vector<Seed> seeds() {
     s.push_back({name + "-extra-bytes", with({{"has extra bytes", kYes}, {"extra bytes", 37}})});
     for (uint64_t level = 0; level < std::size(kLevels); ++level)
       s.push_back({name + "-level-" + std::to_string(level),
-                   {{"op", op}, {"rank", 3}, {"size", 1}, {"size", 1}, {"size", 1}, {"size", 1}, {"level kind", 2},
+                   {{"op", op},
+                    {"rank", 3},
+                    {"size", 1},
+                    {"size", 1},
+                    {"size", 1},
+                    {"size", 1},
+                    {"level kind", 2},
                     {"level", level}}});
     for (uint64_t k = 0; k + 1 < kSpecBreaks; ++k)
       s.push_back({name + "-spec-break-" + std::to_string(k + 1), with({{"spec break?", kYes}, {"spec break", k}})});
@@ -1019,7 +1120,8 @@ std::vector<uint8_t> write(const Seed& seed, std::string& summary) {
     if (it == answers.end() || used[what] == it->second.size()) return 0;
     const uint64_t v = it->second[used[what]++];
     if (v == kYes) return n - 1;
-    if (n != 0 && v >= n) fail("the answer " + std::to_string(v) + " to '" + what + "' is not below " + std::to_string(n));
+    if (n != 0 && v >= n)
+      fail("the answer " + std::to_string(v) + " to '" + what + "' is not below " + std::to_string(n));
     return v;
   });
   std::string as_written, as_read;
