@@ -835,14 +835,18 @@ void run_case(Choices& in, std::string* summary = nullptr) {
   if (run.properties.input_count != ins.size() || run.properties.output_count != outs.size())
     run.fail("binding properties count " + std::to_string(run.properties.input_count) + " inputs and " +
              std::to_string(run.properties.output_count) + " outputs");
-  // The persistent region holds each OWNED_BY_DML input whole, so only a huge one makes it huge.
-  const bool huge_owned =
-      raw.huge_total_tensor != SIZE_MAX && c.tensors[raw.huge_total_tensor].flags & DML_TENSOR_FLAG_OWNED_BY_DML;
-  if (huge_owned && run.properties.persistent_size_in_bytes < raw.huge_total)
+  // The persistent region holds each OWNED_BY_DML input whole (TotalTensorSizeInBytes): it has
+  // room for the largest, and only a huge one (near 2^64, or past 2^32 elements with 64-bit
+  // indices) makes it huge.
+  uint64_t largest_owned = 0;
+  for (size_t i : ins)
+    if (c.tensors[i].flags & DML_TENSOR_FLAG_OWNED_BY_DML)
+      largest_owned = std::max(largest_owned, i == raw.huge_total_tensor ? raw.huge_total : c.tensors[i].total_bytes());
+  if (run.properties.persistent_size_in_bytes < largest_owned)
     run.fail("a persistent region of " + std::to_string(run.properties.persistent_size_in_bytes) +
-             " bytes for an OWNED_BY_DML input of " + std::to_string(raw.huge_total));
+             " bytes for an OWNED_BY_DML input of " + std::to_string(largest_owned));
   if (run.properties.temporary_size_in_bytes > kMaxRegion ||
-      (run.properties.persistent_size_in_bytes > kMaxRegion && !huge_owned))
+      (run.properties.persistent_size_in_bytes > kMaxRegion && largest_owned <= kMaxRegion))
     run.fail("compile asks for " + std::to_string(run.properties.temporary_size_in_bytes) + " temporary and " +
              std::to_string(run.properties.persistent_size_in_bytes) + " persistent bytes");
 
