@@ -2,7 +2,10 @@
 # Installs the Debian/Ubuntu packages that building and testing opendml needs, where they are
 # missing. The CUDA backend is built when nvcc is found (the toolkit is not installed here).
 set -euo pipefail
-packages=(cmake ninja-build g++ python3 python3-dev python3-venv libgtest-dev libgmock-dev nlohmann-json3-dev)
+# clang, its sanitizer runtimes and LLVM's OpenMP (with Archer): the tsan and fuzz stages;
+# python3-dev and python3-venv: the Python package's stage.
+packages=(cmake ninja-build g++ python3 python3-dev python3-venv libgtest-dev libgmock-dev nlohmann-json3-dev clang
+          libclang-rt-dev libomp-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -286,6 +286,34 @@ TEST(DeviceBindings, OwnedByDmlInputNotBoundAtInitializeRejected) {
   EXPECT_TRUE(j.execute_rejected({"has not been initialized"}));
 }
 
+// Each OWNED_BY_DML input's copy takes TotalTensorSizeInBytes of the persistent region. A total
+// near 2^64 is a valid descriptor, but summing it must not wrap: compile reported a persistent size
+// of 2^64 - 29440, or of a few bytes, until it refused such a region (found by fuzz/c_abi_fuzzer).
+TEST(DeviceBindings, PersistentRegionOfHugeOwnedInputsDoesNotWrap) {
+  for (const uint64_t total : {~uint64_t{0}, ~uint64_t{0} - 100, ~uint64_t{0} - 300, uint64_t{1} << 63}) {
+    SCOPED_TRACE("TotalTensorSizeInBytes " + std::to_string(total));
+    TensorSpec owned = spec(kF32, {2, 3});
+    owned.flags = DML_TENSOR_FLAG_OWNED_BY_DML;
+    OpDesc desc = OpDesc::join({owned, spec(kF32, {2, 3})}, spec(kF32, {2, 6}), 1);
+    desc.buffer(0).TotalTensorSizeInBytes = total;
+    odml_operator op = nullptr;
+    ASSERT_TRUE(status_is(odml_operator_create(test_device().get(), &desc.get(), DML_FEATURE_LEVEL(0), &op),
+                          ODML_STATUS_SUCCESS));
+    odml_compiled_operator compiled = nullptr;
+    const odml_status status = odml_operator_compile(op, &compiled);
+    odml_operator_destroy(op);
+    if (status != ODML_STATUS_SUCCESS) {
+      EXPECT_TRUE(status_is(status, ODML_STATUS_UNSUPPORTED, {"JOIN: compile: ", "persistent region", "2^64"}));
+      EXPECT_EQ(compiled, nullptr);
+      continue;
+    }
+    odml_binding_properties properties{};
+    EXPECT_EQ(odml_compiled_operator_get_binding_properties(compiled, &properties), ODML_STATUS_SUCCESS);
+    EXPECT_GE(properties.persistent_size_in_bytes, total);
+    odml_compiled_operator_destroy(compiled);
+  }
+}
+
 TEST(DeviceBindings, InitializeBindsOnlyOwnedInputsAndNoOutputs) {
   Bound j(join_desc(0, DML_TENSOR_FLAG_OWNED_BY_DML));
   odml_bindings b = j.initialize_bindings();

@@ -3,7 +3,14 @@
 namespace opendml::internal {
 namespace {
 
-uint64_t align256(uint64_t n) { return (n + 255) & ~uint64_t{255}; }
+// `sum` (a multiple of 256) plus n rounded up to a multiple of 256, or kTooLarge where that passes
+// 2^64 - 1: a TotalTensorSizeInBytes near 2^64 is valid, but must not wrap the persistent region's
+// size (docs/contract.md section 2, rule 7).
+constexpr uint64_t kTooLarge = ~uint64_t{0};
+uint64_t add_aligned(uint64_t sum, uint64_t n) {
+  if (sum == kTooLarge || n > kTooLarge - 255 - sum) return kTooLarge;
+  return sum + ((n + 255) & ~uint64_t{255});
+}
 
 }  // namespace
 
@@ -11,18 +18,22 @@ Result<std::unique_ptr<CompiledOperator>> CompiledOperator::compile(std::shared_
                                                                     const OperatorDef& op) {
   Result<CompiledKernel> kernel = device->compile(plan_operator(op));
   if (!kernel.ok()) return kernel.status();
-  return std::unique_ptr<CompiledOperator>(new CompiledOperator(std::move(device), op, std::move(*kernel)));
+  std::unique_ptr<CompiledOperator> compiled(new CompiledOperator(std::move(device), op, std::move(*kernel)));
+  if (compiled->sizes_.persistent == kTooLarge)
+    return unsupported(op.name, ": compile: the persistent region, which holds a copy of each OWNED_BY_DML input ",
+                       "(TotalTensorSizeInBytes each), would need more than 2^64 - 1 bytes");
+  return compiled;
 }
 
 CompiledOperator::CompiledOperator(std::shared_ptr<const Device> device, const OperatorDef& op, CompiledKernel kernel)
     : device_(std::move(device)), op_(op), kernel_(std::move(kernel)) {
   sizes_.temporary = kernel_.kernel->temporary_bytes();
-  uint64_t persistent = align256(kernel_.kernel->persistent_bytes());
+  uint64_t persistent = add_aligned(0, kernel_.kernel->persistent_bytes());
   owned_offsets_.assign(op_.inputs.size(), 0);
   for (size_t i = 0; i < op_.inputs.size(); ++i) {
     if (!op_.inputs[i].tensor.owned_by_dml) continue;
     owned_offsets_[i] = persistent;
-    persistent += align256(op_.inputs[i].tensor.total_bytes);
+    persistent = add_aligned(persistent, op_.inputs[i].tensor.total_bytes);
   }
   sizes_.persistent = persistent;
 }

@@ -49,7 +49,8 @@ void GuardedBuffer::poison() {
 
 void GuardedBuffer::upload(const Bytes& payload) {
   Bytes all = pattern();
-  std::memcpy(all.data() + offset_, payload.data(), std::min<uint64_t>(payload.size(), size_));
+  // An empty payload's data() may be null, which memcpy must not get even for 0 bytes.
+  if (!payload.empty()) std::memcpy(all.data() + offset_, payload.data(), std::min<uint64_t>(payload.size(), size_));
   device_.upload(base_, all.data(), all.size());
 }
 
