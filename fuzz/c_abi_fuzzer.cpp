@@ -618,13 +618,13 @@ struct Run {
       uint32_t alignment = t.alignment ? t.alignment : 16;
       const std::string name = c.tensor_name(i);
       if (i == huge_total_tensor) c.must_fail(step_of(i), name + ": TotalTensorSizeInBytes near 2^64");
-      if (total > kMaxRegion) {  // a valid descriptor with 64-bit indices, but more than can be bound here
-        c.must_fail(step_of(i), name + ": a region smaller than its " + std::to_string(total) + " bytes");
-        size = 256;
-      }
       if (i == target && kind == kRegionTooSmall) {
         size = total - 1 - in.below(total);
         c.must_fail(step_of(i), name + ": region of " + std::to_string(size) + " bytes");
+      }
+      if (total > kMaxRegion) {  // a valid descriptor with 64-bit indices, but more than can be bound here
+        c.must_fail(step_of(i), name + ": a region smaller than its " + std::to_string(total) + " bytes");
+        size = std::min<uint64_t>(size, 256);
       }
       if (i == target && kind == kMisaligned && alignment >= 2) {
         alignment /= 2;
