@@ -51,8 +51,7 @@ std::vector<odml_buffer_binding> regions_of(const std::vector<nb::object>& objs,
                                             std::vector<Borrowed>& borrowed) {
   std::vector<odml_buffer_binding> out;
   out.reserve(objs.size());
-  for (size_t i = 0; i < objs.size(); ++i)
-    out.push_back(region_of(objs[i], {"", what, int(i)}, target, borrowed));
+  for (size_t i = 0; i < objs.size(); ++i) out.push_back(region_of(objs[i], {"", what, int(i)}, target, borrowed));
   return out;
 }
 

@@ -31,12 +31,14 @@ const Framework& framework_for(nb::handle array) {
 
 static nb::tuple shape_tuple(const std::vector<int64_t>& shape) {
   nb::tuple t = nb::borrow<nb::tuple>(checked(PyTuple_New(static_cast<Py_ssize_t>(shape.size()))));
-  for (size_t i = 0; i < shape.size(); ++i) PyTuple_SET_ITEM(t.ptr(), i, checked(PyLong_FromLongLong(shape[i])).release().ptr());
+  for (size_t i = 0; i < shape.size(); ++i)
+    PyTuple_SET_ITEM(t.ptr(), i, checked(PyLong_FromLongLong(shape[i])).release().ptr());
   return t;
 }
 
 nb::object Framework::empty(nb::handle like, const std::vector<int64_t>& shape, const char* dtype) const {
-  if (!is_torch()) return adapter.attr("empty")(like, shape_tuple(shape), dtype ? nb::object(nb::str(dtype)) : nb::none());
+  if (!is_torch())
+    return adapter.attr("empty")(like, shape_tuple(shape), dtype ? nb::object(nb::str(dtype)) : nb::none());
   // like.new_empty(*shape[, dtype=...]): PyTorch parses sizes given one by one faster than a tuple
   // of them (a 0-d shape goes as the empty tuple, the one form new_empty takes for it).
   static PyObject* const new_empty = PyUnicode_InternFromString("new_empty");
@@ -70,8 +72,7 @@ intptr_t Framework::current_stream(nb::handle like, int device) const {
   return nb::cast<intptr_t>(adapter.attr("current_stream")(like, device));
 }
 
-Borrowed take_torch(const Framework& f, nb::handle array, const Name& what, std::optional<Place> place,
-                    bool writable) {
+Borrowed take_torch(const Framework& f, nb::handle array, const Name& what, std::optional<Place> place, bool writable) {
   static PyObject* const requires_grad = PyUnicode_InternFromString("requires_grad");
   Borrowed b;
   PyObject* capsule = PyObject_CallOneArg(f.torch_to_dlpack.ptr(), array.ptr());

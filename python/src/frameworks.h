@@ -48,8 +48,7 @@ struct Target {
 
 // A PyTorch tensor through to_dlpack (a C function, and one call for its place and layout), checked
 // to be at `place` where one is given.
-Borrowed take_torch(const Framework& f, nb::handle array, const Name& what, std::optional<Place> place,
-                    bool writable);
+Borrowed take_torch(const Framework& f, nb::handle array, const Name& what, std::optional<Place> place, bool writable);
 
 // Borrows `array` for work at target.place on target.stream, or raises naming `what` if it lives
 // elsewhere. PyTorch tensors go through to_dlpack, without the handshake, when the stream is

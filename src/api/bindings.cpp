@@ -16,8 +16,8 @@ struct Region {
 std::string address(uintptr_t a) { return cat("0x", std::hex, a); }
 
 // [begin, begin + bytes) as a Region; an end past the top of the address space is an error.
-Status add_region(std::vector<Region>& regions, const void* data, uint64_t bytes, const std::string& name,
-                  bool written, const std::string& where) {
+Status add_region(std::vector<Region>& regions, const void* data, uint64_t bytes, const std::string& name, bool written,
+                  const std::string& where) {
   const auto begin = reinterpret_cast<uintptr_t>(data);
   if (bytes > std::numeric_limits<uintptr_t>::max() - begin)
     return invalid_argument(where, name, " at ", address(begin), " with ", bytes,

@@ -1,15 +1,14 @@
 // The C ABI: handles around the C++ objects, and Status -> odml_status plus the thread's message.
+#include <array>
+#include <iterator>
 #include <memory>
 #include <new>
 #include <string>
 
-#include <array>
-#include <iterator>
-
 #include "api/compiled_operator.h"
+#include "backends/device.h"
 #include "core/data_type.h"
 #include "core/feature_level.h"
-#include "backends/device.h"
 #include "opendml/opendml.h"
 
 using opendml::internal::Status;

@@ -105,8 +105,7 @@ Result<CompiledKernel> choose_implementation(std::span<const Implementation<P, D
 // plan kind fails to compile here, rather than failing at run time.
 template <class D>
 Result<CompiledKernel> compile_plan(const Plan& plan, const D& device) {
-  return std::visit([&](const auto& p) { return choose_implementation(implementations(p, device), p, device); },
-                    plan);
+  return std::visit([&](const auto& p) { return choose_implementation(implementations(p, device), p, device); }, plan);
 }
 
 }  // namespace opendml::internal

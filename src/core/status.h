@@ -65,8 +65,8 @@ class Result {
 }  // namespace opendml::internal
 
 // Returns from the calling function when `expr` (a Status) is not ok.
-#define ODML_RETURN_IF_ERROR(expr)               \
-  do {                                           \
-    ::opendml::internal::Status odml_status_ = (expr);     \
-    if (!odml_status_.ok()) return odml_status_; \
+#define ODML_RETURN_IF_ERROR(expr)                     \
+  do {                                                 \
+    ::opendml::internal::Status odml_status_ = (expr); \
+    if (!odml_status_.ok()) return odml_status_;       \
   } while (0)

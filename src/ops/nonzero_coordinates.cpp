@@ -100,8 +100,9 @@ Result<OperatorDef> validate_nonzero_coordinates(const DML_NONZERO_COORDINATES_O
                             "contiguous with each other");
   const uint64_t m = rows.sizes[0], n = coordinates.sizes[r - 1];
   if (m != input.element_count())
-    return invalid_argument(op, "OutputCoordinatesTensor.Sizes", wide ? std::string(" before N multiply to ") : cat("[", r - 2, "] (M) is "),
-                            m, " but InputTensor has ", input.element_count(),
+    return invalid_argument(op, "OutputCoordinatesTensor.Sizes",
+                            wide ? std::string(" before N multiply to ") : cat("[", r - 2, "] (M) is "), m,
+                            " but InputTensor has ", input.element_count(),
                             " elements; M must equal the input's element count");
   if (input.element_count() > kMaxElements && !is_64bit_index(count.data_type))
     return invalid_argument(op, "InputTensor has ", input.element_count(),

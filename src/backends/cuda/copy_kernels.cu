@@ -31,8 +31,8 @@ constexpr uint32_t kChunk = kThreads * kUnroll;  // vectors per block
 // Pointer tables come in three sizes, since a launch copies its whole parameter block.
 constexpr uint32_t kSmallTable = 30;  // most operators
 constexpr uint32_t kMediumTable = 1024;
-constexpr uint32_t kLargeTable = 4000;      // 32000 bytes, under CUDA's 32764-byte limit
-constexpr uint32_t kMaxSlicePieces = 1024;  // column table held in shared memory
+constexpr uint32_t kLargeTable = 4000;                   // 32000 bytes, under CUDA's 32764-byte limit
+constexpr uint32_t kMaxSlicePieces = 1024;               // column table held in shared memory
 constexpr uint64_t kMaxItemVectors = uint64_t{1} << 31;  // block counts of an item stay in 32 bits
 
 template <uint32_t kCapacity>
@@ -130,8 +130,8 @@ void launch_with_table(const LaunchGroup& group, const ExecuteArgs& args, cudaSt
 struct DeviceItem {
   uint32_t src, dst;  // places in the launch's pointer table
   uint32_t width, rank;
-  uint32_t count;        // vectors
-  uint32_t first_block;  // in the block -> item table
+  uint32_t count;                   // vectors
+  uint32_t first_block;             // in the block -> item table
   uint64_t src_offset, dst_offset;  // relative to these, an item spans under 2^32 vectors
   FastDivmod sizes[kMaxRank];
   uint32_t src_strides[kMaxRank], dst_strides[kMaxRank];

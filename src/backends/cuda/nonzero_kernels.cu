@@ -223,8 +223,8 @@ struct Staging {
 // a coordinate at a time. Consecutive threads write consecutive rows: coalesced for dense rows and
 // for column-major coordinates alike. C is the coordinate type.
 template <uint32_t N, uint32_t kTileWords, class Index, class C>
-__device__ __forceinline__ void write_rows(const NonzeroParams& p, const Staging<kTileWords>& staging,
-                                           Index tile_begin, Index first_row, uint32_t tile_total) {
+__device__ __forceinline__ void write_rows(const NonzeroParams& p, const Staging<kTileWords>& staging, Index tile_begin,
+                                           Index first_row, uint32_t tile_total) {
   for (uint32_t row = threadIdx.x; row < tile_total; row += kThreads) {
     Index index = tile_begin + staging.selected[staging.padded(row)];
     Index c[N];
