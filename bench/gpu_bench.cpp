@@ -93,8 +93,19 @@ struct Runner {
     const double us = gpu.time_us(
         [&](int) { CUDA_CHECK(cudaMemcpyAsync(b.data, a.data, bytes, cudaMemcpyDeviceToDevice, gpu.stream)); }, 20);
     copy_gbps = 2.0 * bytes / (us * 1e3);
-    std::printf("device-to-device copy of %s bytes: %.1f us, %.0f GB/s (read + written)\n\n",
+    std::printf("device-to-device copy of %s bytes: %.1f us, %.0f GB/s (read + written)\n",
                 bench::pow2(bytes).c_str(), us, copy_gbps);
+    // The least any case can measure: one graph node (a 4-byte memset) replayed between events.
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    CUDA_CHECK(cudaStreamBeginCapture(gpu.stream, cudaStreamCaptureModeThreadLocal));
+    CUDA_CHECK(cudaMemsetAsync(b.data, 0, 4, gpu.stream));
+    CUDA_CHECK(cudaStreamEndCapture(gpu.stream, &graph));
+    CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    const double floor_us = gpu.time_us([&](int) { CUDA_CHECK(cudaGraphLaunch(exec, gpu.stream)); }, 50);
+    CUDA_CHECK(cudaGraphExecDestroy(exec));
+    CUDA_CHECK(cudaGraphDestroy(graph));
+    std::printf("floor: a graph of one 4-byte memset, timed as every case is: %.2f us\n\n", floor_us);
     std::printf("%-9s %-46s %12s %10s %9s %8s %8s  %s\n", "operator", "case", "bytes", "time_us", "GB/s", "of_copy",
                 "host_us", "implementation");
   }
@@ -116,10 +127,10 @@ struct Runner {
   void run_case(const char* op, const std::string& name, const opendml::OperatorDesc& desc,
                 const std::vector<std::vector<uint8_t>>& inputs, const std::vector<uint64_t>& output_sizes,
                 const std::function<uint64_t(size_t, const std::vector<std::vector<uint8_t>>&)>& defined_bytes,
-                uint64_t bytes_moved, int runs) {
+                uint64_t bytes_moved, int runs, uint32_t extensions = ODML_EXTENSION_NONE) {
     if (!selected(std::string(op) + " " + name)) return;
     // CPU reference.
-    opendml::CompiledOperator cpu_op = opendml::Operator(cpu, desc).compile();
+    opendml::CompiledOperator cpu_op = opendml::Operator(cpu, desc, DML_FEATURE_LEVEL(0), extensions).compile();
     cpu_op.initialize();
     std::vector<std::vector<uint8_t>> expected;
     for (uint64_t size : output_sizes) expected.emplace_back(size, 0xCD);
@@ -131,7 +142,7 @@ struct Runner {
     }
 
     // CUDA.
-    opendml::CompiledOperator op_gpu = opendml::Operator(cuda, desc).compile();
+    opendml::CompiledOperator op_gpu = opendml::Operator(cuda, desc, DML_FEATURE_LEVEL(0), extensions).compile();
     const odml_binding_properties props = op_gpu.binding_properties();
     DeviceBuffer temporary(props.temporary_size_in_bytes), persistent(props.persistent_size_in_bytes);
     const odml_buffer_binding temp_binding =
@@ -221,34 +232,45 @@ struct Runner {
       for (uint64_t n : sizes)
         for (double density : densities) {
           const std::vector<uint8_t> data = bench::random_elements(n, type_bytes[t], density, n + t);
-          for (uint32_t rank : ranks) {
-            const std::vector<uint32_t> shape = bench::shape_of(n, rank);
-            const auto m = static_cast<uint32_t>(n);
-            std::vector<uint32_t> count_sizes(rank < 2 ? 1 : rank, 1), coordinate_sizes(std::max(rank, 2u), 1);
-            coordinate_sizes[coordinate_sizes.size() - 2] = m;
-            coordinate_sizes.back() = rank;
-            opendml::NonzeroCoordinatesDesc desc(TensorDesc(types[t], shape),
-                                                 TensorDesc(DML_TENSOR_DATA_TYPE_UINT32, count_sizes),
-                                                 TensorDesc(DML_TENSOR_DATA_TYPE_UINT32, coordinate_sizes));
-            char name[96];
-            std::snprintf(name, sizeof name, "%s n=%s rank=%u density=%g", type_names[t], bench::pow2(n).c_str(), rank,
-                          density);
-            uint64_t nonzeros = 0;  // for the bytes a perfect kernel writes
-            for (uint64_t i = 0; i < n; ++i) {
-              uint32_t bits = 0;
-              std::memcpy(&bits, &data[i * type_bytes[t]], type_bytes[t]);
-              nonzeros += bits != 0;
+          for (uint32_t rank : ranks)
+            for (uint32_t coordinate_bytes : {4u, 8u}) {
+              // int64 coordinates (the 64-bit indices extension), as torch.nonzero writes them:
+              // float32 inputs of rank 1 only.
+              if (coordinate_bytes == 8 && (t != 0 || rank != 1)) continue;
+              nonzero_case(types[t], type_names[t], type_bytes[t], n, rank, density, data, coordinate_bytes);
             }
-            const auto defined = [rank](size_t k, const std::vector<std::vector<uint8_t>>& expected) -> uint64_t {
-              if (k == 0) return 4;
-              uint32_t count;
-              std::memcpy(&count, expected[0].data(), 4);
-              return uint64_t{count} * rank * 4;
-            };
-            run_case("nonzero", name, desc, {data}, {4, uint64_t{m} * rank * 4}, defined,
-                     n * type_bytes[t] + nonzeros * rank * 4 + 4, options.runs);
-          }
         }
+  }
+
+  void nonzero_case(DML_TENSOR_DATA_TYPE type, const char* type_name, uint32_t type_bytes, uint64_t n, uint32_t rank,
+                    double density, const std::vector<uint8_t>& data, uint32_t coordinate_bytes) {
+    const std::vector<uint32_t> shape = bench::shape_of(n, rank);
+    const auto m = static_cast<uint32_t>(n);
+    std::vector<uint32_t> count_sizes(rank < 2 ? 1 : rank, 1), coordinate_sizes(std::max(rank, 2u), 1);
+    coordinate_sizes[coordinate_sizes.size() - 2] = m;
+    coordinate_sizes.back() = rank;
+    const DML_TENSOR_DATA_TYPE index_type =
+        coordinate_bytes == 8 ? DML_TENSOR_DATA_TYPE_INT64 : DML_TENSOR_DATA_TYPE_UINT32;
+    opendml::NonzeroCoordinatesDesc desc(TensorDesc(type, shape), TensorDesc(index_type, count_sizes),
+                                         TensorDesc(index_type, coordinate_sizes));
+    char name[96];
+    std::snprintf(name, sizeof name, "%s n=%s rank=%u density=%g%s", type_name, bench::pow2(n).c_str(), rank, density,
+                  coordinate_bytes == 8 ? " int64" : "");
+    uint64_t nonzeros = 0;  // for the bytes a perfect kernel writes
+    for (uint64_t i = 0; i < n; ++i) {
+      uint32_t bits = 0;
+      std::memcpy(&bits, &data[i * type_bytes], type_bytes);
+      nonzeros += bits != 0;
+    }
+    const auto defined = [rank, coordinate_bytes](size_t k, const std::vector<std::vector<uint8_t>>& expected) {
+      if (k == 0) return uint64_t{coordinate_bytes};
+      uint64_t count = 0;
+      std::memcpy(&count, expected[0].data(), coordinate_bytes);
+      return count * rank * coordinate_bytes;
+    };
+    run_case("nonzero", name, desc, {data}, {coordinate_bytes, uint64_t{m} * rank * coordinate_bytes}, defined,
+             n * type_bytes + nonzeros * rank * coordinate_bytes + coordinate_bytes, options.runs,
+             coordinate_bytes == 8 ? ODML_EXTENSION_64BIT_INDICES : ODML_EXTENSION_NONE);
   }
 
   // JOIN (split == false) or SPLIT of `pieces` tensors of [rows, slice] elements along axis 1.

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # On a machine with an NVIDIA GPU: build with the CUDA backend, run the GPU tests, run them again
-# under compute-sanitizer (memcheck and racecheck), then the GPU benchmark. Logs go to $OUT when it
+# under compute-sanitizer (memcheck, racecheck and synccheck), then the GPU benchmark. Logs go to $OUT when it
 # is set (the device tool's output folder), else to build/gpu-logs.
 #
 #   scripts/gpu-check.sh [build|test|sanitize|bench]...   (default: all four)
-#   MEMCHECK_FILTER / RACECHECK_FILTER narrow the sanitized tests (default: Device*-*Huge*, and
+#   MEMCHECK_FILTER / RACECHECK_FILTER / SYNCCHECK_FILTER narrow the sanitized tests (default: Device*-*Huge*, and
 #   *CannotExist*, which provokes cudaMalloc's out-of-memory error on purpose and so trips memcheck's
-#   API-error report; racecheck also leaves out *Concurrent*, which it does not finish:
+#   API-error report; racecheck and synccheck also leave out *Concurrent*, which racecheck does not finish:
 #   docs/decisions.md).
 # GoogleTest and nlohmann-json sources may be supplied in .deps/ (googletest/, include/nlohmann/).
 set -euo pipefail
@@ -32,12 +32,13 @@ for step in "${steps[@]}"; do
       ctest --test-dir $build -j 4 --output-on-failure 2>&1 | tee "$logs/ctest.log" | tail -n 15
       ;;
     sanitize)
-      # The device suites under memcheck and racecheck; the filters can be narrowed for a quick run.
+      # The device suites under memcheck, racecheck and synccheck; the filters can be narrowed for a
+      # quick run.
       tests=$build/tests/opendml_tests
-      for tool in memcheck racecheck; do
+      for tool in memcheck racecheck synccheck; do
         var=${tool^^}_FILTER
         default='Device*-*Huge*:*CannotExist*'
-        [ $tool = racecheck ] && default='Device*-*Huge*:*CannotExist*:*Concurrent*'
+        [ $tool != memcheck ] && default='Device*-*Huge*:*CannotExist*:*Concurrent*'
         filter=${!var:-$default}
         compute-sanitizer --tool $tool --error-exitcode 1 --print-limit 20 \
           $tests --device=cuda --gtest_filter="$filter" >"$logs/sanitizer-$tool.log" 2>&1 &&

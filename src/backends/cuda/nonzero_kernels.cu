@@ -2,15 +2,17 @@
 //
 //   phase 1: each block takes a contiguous range of tiles. For each tile (kThreads * kVectors
 //            16-byte vectors, read striped across the block so that every load is coalesced) it
-//            writes one bit per element to a mask in the temporary region and the tile's count of
-//            non-zeros beside it, and adds the count to the block's total.
+//            writes one bit per element to a mask in the temporary region and each warp's count of
+//            non-zeros beside it. No warp waits for another: the loads of the next tile are issued
+//            before the current one's flags are worked out, so two tiles per block are in flight.
 //   grid barrier (cooperative_groups::this_grid().sync(): every block is resident by
 //            construction of the grid).
 //   phase 2: a block's first output row is the sum of the totals of the blocks before it (a few
 //            hundred to a few thousand words, read from L2). For each of its tiles with non-zeros
-//            it ranks the mask's set bits with a block scan, stages their local indices in shared
-//            memory and writes the coordinates from there, a row per thread, consecutive threads
-//            to consecutive rows. The last block writes the count.
+//            (its warps' counts summed) it ranks the mask's set bits with a block scan, stages their
+//            local indices in shared memory and writes the coordinates from there, a row per
+//            thread, consecutive threads to consecutive rows; the next tile's mask words are loaded
+//            meanwhile. The last block writes the count.
 //
 // The input is read once; phase 2 reads the mask (1 bit per element), usually still in L2. Earlier
 // versions (bench/NOTES.md): a single-pass scan with decoupled look-back, where every tile waited
@@ -27,10 +29,12 @@
 namespace opendml::internal {
 namespace {
 
+// The kernel's tuning, printed by OPENDML_VERBOSE=1; bench/NOTES.md logs what each value measured.
 constexpr uint32_t kThreads = 256;
+constexpr uint32_t kWarps = kThreads / 32;
 constexpr uint32_t kVectors = 4;  // 16-byte loads per thread and tile, striped across the block
 constexpr uint32_t kTileBytes = kThreads * kVectors * 16;
-constexpr uint32_t kPassTiles = 32;  // phase 2 reads the counts of this many tiles at once
+constexpr uint32_t kPassTiles = kThreads / kWarps;  // phase 2 reads the counts of this many tiles at once
 
 // 32-bit mask words per tile: one bit per element.
 constexpr uint32_t tile_words(uint32_t element_bytes) { return kTileBytes / element_bytes / 32; }
@@ -42,7 +46,7 @@ struct NonzeroParams {
   const std::byte* input;
   void* count;             // count_bytes wide
   void* coordinates;       // each coordinate as wide as the kernel's C
-  uint32_t* tile_counts;   // tiles words
+  uint32_t* warp_counts;   // tiles * kWarps words: the non-zeros each warp found in a tile
   uint32_t* block_totals;  // a word per block (a block's range of any input that fits on a GPU)
   uint32_t* flag_words;    // tiles * tile_words(element bytes): bit i of a tile is its element i
   uint64_t elements;
@@ -110,33 +114,33 @@ __device__ __forceinline__ uint32_t word_flags(uint32_t word, uint32_t mask) {
   }
 }
 
-template <class T>
-__device__ __forceinline__ bool full_tile(const NonzeroParams& p, uint32_t tile) {
-  constexpr uint64_t kTileItems = kTileBytes / sizeof(T);
-  return (uint64_t{tile} + 1) * kTileItems <= p.elements;
-}
-
 // Element e of vector k of this thread has tile-local index k * kThreads * E + threadIdx.x * E + e,
 // E = 16 / sizeof(T): consecutive threads read consecutive 16 bytes. Bit e of flags[k] is set
 // when that element is non-zero.
+//
+// A full tile of a contiguous input: its 16-byte vectors, read past L1 and marked for early eviction
+// from L2 (the input is read once; the mask that phase 2 reads back should stay in L2).
+__device__ __forceinline__ void load_vectors(const NonzeroParams& p, uint32_t tile, uint4 (&raw)[kVectors]) {
+  const uint4* v = reinterpret_cast<const uint4*>(p.input) + uint64_t{tile} * kThreads * kVectors;
+#pragma unroll
+  for (uint32_t k = 0; k < kVectors; ++k) raw[k] = __ldcs(v + k * kThreads + threadIdx.x);
+}
+
+template <class T>
+__device__ __forceinline__ void vector_flags(const NonzeroParams& p, const uint4 (&raw)[kVectors],
+                                             uint32_t (&flags)[kVectors]) {
+  constexpr uint32_t kPerWord = 4 / sizeof(T);
+#pragma unroll
+  for (uint32_t k = 0; k < kVectors; ++k)
+    flags[k] = word_flags<T>(raw[k].x, p.value_mask) | word_flags<T>(raw[k].y, p.value_mask) << kPerWord |
+               word_flags<T>(raw[k].z, p.value_mask) << (2 * kPerWord) |
+               word_flags<T>(raw[k].w, p.value_mask) << (3 * kPerWord);
+}
+
+// A strided input, or the last, partial tile: element by element.
 template <class T, bool kContiguous, class Index>
 __device__ __forceinline__ void load_flags(const NonzeroParams& p, uint32_t tile, uint32_t (&flags)[kVectors]) {
   constexpr uint32_t E = 16 / sizeof(T);
-  if (kContiguous && full_tile<T>(p, tile)) {
-    const uint4* v = reinterpret_cast<const uint4*>(p.input) + uint64_t{tile} * kThreads * kVectors;
-    uint4 raw[kVectors];
-#pragma unroll
-    for (uint32_t k = 0; k < kVectors; ++k) raw[k] = v[k * kThreads + threadIdx.x];
-#pragma unroll
-    for (uint32_t k = 0; k < kVectors; ++k) {
-      constexpr uint32_t kPerWord = 4 / sizeof(T);
-      flags[k] = word_flags<T>(raw[k].x, p.value_mask) | word_flags<T>(raw[k].y, p.value_mask) << kPerWord |
-                 word_flags<T>(raw[k].z, p.value_mask) << (2 * kPerWord) |
-                 word_flags<T>(raw[k].w, p.value_mask) << (3 * kPerWord);
-    }
-    return;
-  }
-  // A strided input, or the last, partial tile.
   const Index tile_begin = Index{tile} * (kThreads * kVectors * E);
 #pragma unroll 1
   for (uint32_t k = 0; k < kVectors; ++k) {
@@ -185,16 +189,14 @@ __device__ __forceinline__ V block_exclusive_sum(V v, V& total) {
   return below + inclusive - v;
 }
 
-// Phase 1 for one tile: writes its mask words and returns its count (the same in every thread).
-// Element e of vector k of thread t is tile element (k * kThreads + t) * E + e, E = 16 / sizeof(T),
-// so the E flag bits of kLanes = 32 / E neighbouring lanes make one mask word.
-template <class T, bool kContiguous, class Index>
-__device__ __forceinline__ uint32_t flag_tile(const NonzeroParams& p, uint32_t tile) {
+// Phase 1 for one tile: writes its mask words and the warp's count of non-zeros, which it returns
+// (the same in every lane). Element e of vector k of thread t is tile element (k * kThreads + t) * E
+// + e, E = 16 / sizeof(T), so the E flag bits of kLanes = 32 / E neighbouring lanes make one mask word.
+template <class T>
+__device__ __forceinline__ uint32_t store_flags(const NonzeroParams& p, uint32_t tile, const uint32_t (&flags)[kVectors]) {
   constexpr uint32_t E = 16 / sizeof(T);
   constexpr uint32_t kLanes = 32 / E;
   const uint32_t lane = threadIdx.x & 31;
-  uint32_t flags[kVectors];
-  load_flags<T, kContiguous, Index>(p, tile, flags);
   uint32_t* words = p.flag_words + uint64_t{tile} * tile_words(sizeof(T));
   uint32_t count = 0;
 #pragma unroll
@@ -205,8 +207,43 @@ __device__ __forceinline__ uint32_t flag_tile(const NonzeroParams& p, uint32_t t
     for (uint32_t d = 1; d < kLanes; d *= 2) word |= __shfl_xor_sync(0xFFFFFFFFu, word, d);
     if (lane % kLanes == 0) words[(k * kThreads + threadIdx.x) / kLanes] = word;
   }
-  uint32_t total;
-  block_exclusive_sum<kThreads>(count, total);
+  count = __reduce_add_sync(0xFFFFFFFFu, count);
+  if (lane == 0) p.warp_counts[uint64_t{tile} * kWarps + threadIdx.x / 32] = count;
+  return count;
+}
+
+// Phase 1 over the block's tiles [first, end); returns the block's count of non-zeros (in every
+// thread). Full tiles of a contiguous input go through registers two tiles deep.
+template <class T, bool kContiguous, class Index>
+__device__ __forceinline__ uint32_t flag_tiles(const NonzeroParams& p, uint32_t first, uint32_t end) {
+  constexpr uint64_t kTileItems = kTileBytes / sizeof(T);
+  uint32_t warp_total = 0;
+  uint32_t tile = first;
+  if constexpr (kContiguous) {
+    const uint32_t full_end = static_cast<uint32_t>(min(uint64_t{end}, p.elements / kTileItems));
+    uint4 raw[kVectors];
+    if (tile < full_end) load_vectors(p, tile, raw);
+    for (; tile < full_end; ++tile) {
+      uint4 next[kVectors];
+      if (tile + 1 < full_end) load_vectors(p, tile + 1, next);
+      uint32_t flags[kVectors];
+      vector_flags<T>(p, raw, flags);
+      warp_total += store_flags<T>(p, tile, flags);
+#pragma unroll
+      for (uint32_t k = 0; k < kVectors; ++k) raw[k] = next[k];
+    }
+  }
+  for (; tile < end; ++tile) {
+    uint32_t flags[kVectors];
+    load_flags<T, kContiguous, Index>(p, tile, flags);
+    warp_total += store_flags<T>(p, tile, flags);
+  }
+  __shared__ uint32_t warp_totals[kWarps];
+  if ((threadIdx.x & 31) == 0) warp_totals[threadIdx.x / 32] = warp_total;
+  __syncthreads();
+  uint32_t total = 0;
+#pragma unroll
+  for (uint32_t w = 0; w < kWarps; ++w) total += warp_totals[w];
   return total;
 }
 
@@ -253,26 +290,37 @@ __device__ __forceinline__ void write_rows(const NonzeroParams& p, const Staging
   }
 }
 
-// Phase 2 for one tile with `tile_total` > 0 non-zeros, the first at output row `first_row`.
-// Thread t ranks mask words [t * kWordsPerThread, (t + 1) * kWordsPerThread).
-template <uint32_t kTileWords, class Index, class C>
-__device__ __forceinline__ void write_tile(const NonzeroParams& p, Staging<kTileWords>& staging, uint32_t tile,
-                                           Index first_row, uint32_t tile_total) {
-  constexpr uint32_t kWordsPerThread = (kTileWords + kThreads - 1) / kThreads;
-  const uint32_t* tile_flags = p.flag_words + uint64_t{tile} * kTileWords;
+// Phase 2 reads a tile's mask words, thread t words [t * kWordsPerThread, (t + 1) * kWordsPerThread).
+template <uint32_t kTileWords>
+struct TileWords {
+  static constexpr uint32_t kWordsPerThread = (kTileWords + kThreads - 1) / kThreads;
   uint32_t words[kWordsPerThread];
+
+  __device__ __forceinline__ void load(const NonzeroParams& p, uint32_t tile) {
+    const uint32_t* tile_flags = p.flag_words + uint64_t{tile} * kTileWords;
+#pragma unroll
+    for (uint32_t j = 0; j < kWordsPerThread; ++j) {
+      const uint32_t w = threadIdx.x * kWordsPerThread + j;
+      words[j] = w < kTileWords ? tile_flags[w] : 0;
+    }
+  }
+};
+
+// Phase 2 for one tile with `tile_total` > 0 non-zeros, the first at output row `first_row`, from
+// its mask words.
+template <uint32_t kTileWords, class Index, class C>
+__device__ __forceinline__ void write_tile(const NonzeroParams& p, Staging<kTileWords>& staging,
+                                           const TileWords<kTileWords>& mask, uint32_t tile, Index first_row,
+                                           uint32_t tile_total) {
+  constexpr uint32_t kWordsPerThread = TileWords<kTileWords>::kWordsPerThread;
   uint32_t count = 0;
 #pragma unroll
-  for (uint32_t j = 0; j < kWordsPerThread; ++j) {
-    const uint32_t w = threadIdx.x * kWordsPerThread + j;
-    words[j] = w < kTileWords ? tile_flags[w] : 0;
-    count += __popc(words[j]);
-  }
+  for (uint32_t j = 0; j < kWordsPerThread; ++j) count += __popc(mask.words[j]);
   uint32_t unused;
   uint32_t rank = block_exclusive_sum<kThreads>(count, unused);  // its barriers also end the last tile's reads
 #pragma unroll
   for (uint32_t j = 0; j < kWordsPerThread; ++j)
-    for (uint32_t bits = words[j]; bits != 0; bits &= bits - 1)
+    for (uint32_t bits = mask.words[j]; bits != 0; bits &= bits - 1)
       staging.selected[staging.padded(rank++)] =
           static_cast<uint16_t>((threadIdx.x * kWordsPerThread + j) * 32 + __ffs(bits) - 1);
   __syncthreads();
@@ -293,6 +341,18 @@ __device__ __forceinline__ void write_tile(const NonzeroParams& p, Staging<kTile
   }
 }
 
+// The counts of tiles [pass, pass + n), n <= kPassTiles, into `counts`: thread t reads the count of
+// warp t % kWarps in tile pass + t / kWarps, and each group of kWarps lanes sums its tile's.
+__device__ __forceinline__ void read_pass_counts(const NonzeroParams& p, uint32_t pass, uint32_t n,
+                                                 uint32_t (&counts)[kPassTiles]) {
+  static_assert(kPassTiles * kWarps == kThreads && 32 % kWarps == 0);
+  const uint32_t t = threadIdx.x / kWarps;
+  uint32_t c = t < n ? p.warp_counts[(uint64_t{pass} + t) * kWarps + threadIdx.x % kWarps] : 0;
+#pragma unroll
+  for (uint32_t d = 1; d < kWarps; d *= 2) c += __shfl_xor_sync(0xFFFFFFFFu, c, d);
+  if (threadIdx.x % kWarps == 0) counts[t] = c;
+}
+
 template <class T, bool kContiguous, class Index, class C>
 __global__ void __launch_bounds__(kThreads) nonzero_kernel(const NonzeroParams p) {
   constexpr uint32_t kTileWords = tile_words(sizeof(T));
@@ -301,12 +361,7 @@ __global__ void __launch_bounds__(kThreads) nonzero_kernel(const NonzeroParams p
   const uint32_t first_tile = blockIdx.x * p.tiles_per_block;
   const uint32_t end_tile = min(p.tiles, first_tile + p.tiles_per_block);
 
-  uint32_t block_total = 0;
-  for (uint32_t tile = first_tile; tile < end_tile; ++tile) {
-    const uint32_t count = flag_tile<T, kContiguous, Index>(p, tile);
-    if (threadIdx.x == 0) p.tile_counts[tile] = count;
-    block_total += count;
-  }
+  const uint32_t block_total = flag_tiles<T, kContiguous, Index>(p, first_tile, end_tile);
   if (threadIdx.x == 0) p.block_totals[blockIdx.x] = block_total;
   cooperative_groups::this_grid().sync();
 
@@ -323,16 +378,25 @@ __global__ void __launch_bounds__(kThreads) nonzero_kernel(const NonzeroParams p
     }
   }
   if (block_total == 0) return;
-  // The block's tiles in passes: their counts read at once, the tiles in turn.
+  // The block's tiles in passes: their counts read at once, the tiles with non-zeros in turn, each
+  // next one's mask words loaded before the current one is written.
+  TileWords<kTileWords> mask, next;
   for (uint32_t pass = first_tile; pass < end_tile; pass += kPassTiles) {
     const uint32_t n = min(kPassTiles, end_tile - pass);
-    if (threadIdx.x < n) pass_counts[threadIdx.x] = p.tile_counts[pass + threadIdx.x];
+    read_pass_counts(p, pass, n, pass_counts);
     __syncthreads();
-    for (uint32_t j = 0; j < n; ++j) {
+    uint32_t j = 0;
+    while (j < n && pass_counts[j] == 0) ++j;
+    if (j < n) mask.load(p, pass + j);
+    while (j < n) {
+      uint32_t k = j + 1;
+      while (k < n && pass_counts[k] == 0) ++k;
+      if (k < n) next.load(p, pass + k);
       const uint32_t count = pass_counts[j];
-      if (count == 0) continue;
-      write_tile<kTileWords, Index, C>(p, staging, pass + j, row, count);
+      write_tile<kTileWords, Index, C>(p, staging, mask, pass + j, row, count);
       row += count;
+      mask = next;
+      j = k;
     }
     __syncthreads();  // pass_counts is rewritten next pass
   }
@@ -405,8 +469,12 @@ class CudaNonzeroKernel final : public Kernel {
     const uint32_t resident = static_cast<uint32_t>(std::max(per_sm, 1) * std::max(sms, 1));
     p.tiles_per_block = (p.tiles + resident - 1) / resident;
     blocks_ = (p.tiles + p.tiles_per_block - 1) / p.tiles_per_block;
-    counts_bytes_ = (uint64_t{p.tiles} + blocks_) * 4 + 15 & ~uint64_t{15};
+    counts_bytes_ = (uint64_t{p.tiles} * kWarps + blocks_) * 4 + 15 & ~uint64_t{15};
     flag_bytes_ = uint64_t{p.tiles} * tile_words(plan.element_bytes) * 4;
+    if (verbose())
+      log_verbose(cat("cuda.nonzero tuning: ", kThreads, " threads, ", kVectors, " 16-byte vectors per thread and tile (",
+                      kTileBytes, "-byte tiles, 2 in flight per block), ", kPassTiles, " tiles per pass; ", blocks_,
+                      " blocks of ", p.tiles_per_block, " tiles (", per_sm, " per SM)"));
   }
 
   uint64_t temporary_bytes() const override { return counts_bytes_ + flag_bytes_; }
@@ -420,8 +488,8 @@ class CudaNonzeroKernel final : public Kernel {
     const uint32_t vector_bytes = p.columns == 2 ? 8 : p.columns == 4 || p.columns == 8 ? 16 : 0;
     p.vector_rows = p.column_stride == 1 && p.row_stride == p.columns && vector_bytes != 0 &&
                     reinterpret_cast<uintptr_t>(p.coordinates) % vector_bytes == 0;
-    p.tile_counts = reinterpret_cast<uint32_t*>(args.temporary);
-    p.block_totals = p.tile_counts + p.tiles;
+    p.warp_counts = reinterpret_cast<uint32_t*>(args.temporary);
+    p.block_totals = p.warp_counts + uint64_t{p.tiles} * kWarps;
     p.flag_words = reinterpret_cast<uint32_t*>(args.temporary + counts_bytes_);
     cudaLaunchAttribute cooperative{};
     cooperative.id = cudaLaunchAttributeCooperative;
