@@ -311,6 +311,8 @@ def case_graph_capture():
     # kernel, and checks the arguments once: the check waits for the host, so the captured calls
     # leave it out), then replayed on new values. NCCL's watchdog thread polls events during the
     # capture, hence the thread-local capture mode.
+    from test_torch_cuda import warm_then_capture  # here: importing it costs every process seconds
+
     shape, d = (64, 96), 1
     local = _shard(torch.zeros(shape), d)
 
@@ -318,14 +320,7 @@ def case_graph_capture():
         return odd.nonzero(local, dim=d, validate=False), odd.nonzero(local, dim=d, gather=True, validate=False)
 
     odd.nonzero(local, dim=d)
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        run()
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph, capture_error_mode="thread_local"):
-        sharded, (coords, total) = run()
+    graph, (sharded, (coords, total)) = warm_then_capture(run, capture_error_mode="thread_local")
     for seed, density in enumerate((0.0, 0.05, 0.5, 1.0)):
         x = _global(shape, torch.float32, density, seed)
         local.copy_(_shard(x, d))
