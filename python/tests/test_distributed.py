@@ -7,6 +7,7 @@ on every rank, and the world must still work afterwards (no collective left hang
 A world's processes are started once per module and run the cases in turn: starting a process
 that imports torch takes seconds here, a case a fraction of one."""
 
+import json
 import multiprocessing
 import os
 import queue
@@ -22,6 +23,7 @@ import torch.distributed as dist
 import opendml
 import opendml.distributed as odd
 
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # ---- the worlds ----------------------------------------------------------------------------------
 
 
@@ -364,6 +366,23 @@ def case_mismatches_raise_on_every_rank():
     assert int(total) == x.numel() * dist.get_world_size()
 
 
+def case_benchmark(path):
+    # The benchmark's measuring code at a tiny size on this world (torchrun's part is
+    # test_benchmark_command's).
+    sys.path.insert(0, os.path.join(REPO, "bench", "python"))
+    import bench_distributed
+
+    rows = bench_distributed.main(["--device", _device().type, "--log2", "10", "--repeat", "2", "--json", path])
+    if dist.get_rank() == 0:
+        with open(path) as f:
+            written = json.load(f)["rows"]
+        assert written == rows
+        methods = {(r["case"], r["method"]) for r in rows}
+        assert ("nonzero", "sharded along 0") in methods and ("join", "along 0 (sharded)") in methods
+        assert all(r["gpus"] == dist.get_world_size() and r["ms"] > 0 for r in rows)
+        assert all(r["efficiency"] > 0 for r in rows if r["method"].startswith(("sharded", "along")))
+
+
 CASES = [case_nonzero, case_nonzero_dtensor, case_nonzero_validate_off, case_join, case_split, case_dtensor_join_split,
          case_no_movement_when_pieces_line_up, case_mismatches_raise_on_every_rank]
 
@@ -372,6 +391,19 @@ CASES = [case_nonzero, case_nonzero_dtensor, case_nonzero_validate_off, case_joi
 @pytest.mark.parametrize("backend, size", WORLDS)
 def test_distributed(backend, size, case):
     _world(backend, size).run(case)
+
+
+@pytest.mark.parametrize("backend, size", WORLDS)
+def test_benchmark_runs(backend, size, tmp_path):
+    _world(backend, size).run(case_benchmark, str(tmp_path / "bench.json"))
+
+
+def test_benchmark_command():
+    # Without torchrun the benchmark is a world of one process: its command line, at a tiny size.
+    done = subprocess.run([sys.executable, os.path.join(REPO, "bench", "python", "bench_distributed.py"), "--device", "cpu", "--log2", "8", "--repeat", "1"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "| nonzero | 1 | 2^8 | sharded along 0 |" in done.stdout, done.stdout
 
 
 @pytest.mark.cuda
