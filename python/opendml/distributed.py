@@ -17,6 +17,7 @@ between ranks raises the same error on every rank instead of hanging a collectiv
 """
 
 import math
+from types import SimpleNamespace
 from typing import NamedTuple, Optional
 
 import torch
@@ -307,7 +308,7 @@ def join(inputs, axis: int = 0, *, dim: Optional[int] = None, group=None, replic
     op = "opendml.distributed.join"
     inputs = list(inputs)
     a = _arguments(op, inputs, dim, group, validate, ("join", axis, replicated))
-    shape = join_shape(op, [torch.empty(s, dtype=t.dtype, device="meta") for s, t in zip(a.shapes, a.locals)], axis)
+    shape = join_shape(op, [SimpleNamespace(dtype=t.dtype, ndim=len(s), shape=s) for s, t in zip(a.shapes, a.locals)], axis)  # the global shapes
     axis = normalize_axis(op, axis, len(shape))
     if a.dim is None:
         return _result(a, odt.join(a.locals, axis), None, shape)
