@@ -255,7 +255,8 @@ def _gather_coordinates(r: ShardedNonzero, shape, d: int, sizes, group):
     if rows:
         dist.all_gather_into_tensor(gathered, coords, group=group)
     out = torch.empty_like(gathered)
-    out.index_copy_(0, _global_positions(gathered.view(world, rows, ndim), r, shape, d), gathered)
+    if rows:
+        out.index_copy_(0, _global_positions(gathered.view(world, rows, ndim), r, shape, d), gathered)
     return out[: math.prod(shape)], r.total
 
 
@@ -266,8 +267,9 @@ def _global_positions(g: torch.Tensor, r: ShardedNonzero, shape, d: int) -> torc
 
     Sharded along 0, rank r's rows come after those of ranks before it. Along d > 0 the ranks
     interleave: the global order is by the coordinates before d (the "outer" index), then by rank,
-    then by the rank's own order. A histogram of the valid rows by (rank, outer index) gives each
-    block's start."""
+    then by the rank's own order. Each rank's rows come sorted by outer index, so where each
+    (rank, outer index) block starts among its rank's rows is a binary search (no atomics), and the
+    blocks' sizes, summed in global order, give where each block starts in the result."""
     world, rows, _ = g.shape
     dev = g.device
     j = torch.arange(rows, device=dev)
@@ -277,20 +279,23 @@ def _global_positions(g: torch.Tensor, r: ShardedNonzero, shape, d: int) -> torc
         pos = r.offsets[:, None] + j
     else:
         outers = math.prod(shape[:d])
-        outer = g[..., 0]
+        outer = g[..., 0].clone()
         for k in range(1, d):
-            outer = outer * shape[k] + g[..., k]
-        outer = torch.where(valid, outer, 0)  # unspecified rows may hold anything
-        rank = torch.arange(world, device=dev)[:, None]
-        hist = torch.zeros(world * outers, dtype=torch.int64, device=dev)
-        hist.index_add_(0, (rank * outers + outer).flatten(), valid.flatten().to(torch.int64))
-        hist = hist.view(world, outers)
-        by_outer = hist.t().flatten()  # blocks in global order: outer index, then rank
+            outer.mul_(shape[k]).add_(g[..., k])
+        # Rows past the count (which may hold anything) sort after every outer index.
+        outer = torch.where(valid, outer, outers)
+        starts = torch.searchsorted(outer, torch.arange(outers + 1, device=dev).repeat(world, 1))
+        rank_start = starts[:, :-1]
+        by_outer = (starts[:, 1:] - rank_start).t().flatten()  # block sizes in global order: outer index, then rank
         block_start = (by_outer.cumsum(0) - by_outer).view(outers, world)
-        rank_start = hist.cumsum(1) - hist  # where the block starts among its rank's rows
-        pos = block_start[outer, rank] + j - rank_start[rank, outer]
-    slot = torch.arange(world * rows, device=dev).view(world, rows)
-    spare = r.total + slot - (r.offsets[:, None] + counts)
+        outer.clamp_(max=outers - 1)  # the rows past the count are placed below
+        rank = torch.arange(world, device=dev)[:, None]
+        pos = block_start[outer, rank]
+        pos += j
+        pos -= rank_start[rank, outer]
+        del outer
+    spare = torch.arange(world * rows, device=dev).view(world, rows)
+    spare += r.total - (r.offsets[:, None] + counts)
     return torch.where(valid, pos, spare).flatten()
 
 
