@@ -210,11 +210,12 @@ def _add_to_column(coords: torch.Tensor, count: torch.Tensor, d: int, offset: in
 
 
 def _load_triton():
+    """(kernel, launcher) of the offset pass on CUDA, or (None, None) without Triton."""
     try:
         import triton
         import triton.language as tl
     except ImportError:
-        return None
+        return None, None
 
     @triton.jit
     def add_kernel(column, count, offset, row_stride, BLOCK: tl.constexpr):
@@ -231,7 +232,7 @@ def _load_triton():
         programs = min(triton.cdiv(coords.shape[0], block), 4 * _multiprocessors(coords.device))
         add_kernel[(programs,)](coords[:, d], count, offset, coords.stride(0), BLOCK=block)
 
-    return add
+    return add_kernel, add
 
 
 def _multiprocessors(device) -> int:
@@ -240,7 +241,7 @@ def _multiprocessors(device) -> int:
     return torch.cuda.get_device_properties(device).multi_processor_count
 
 
-_triton_add = _load_triton()
+_triton_kernel, _triton_add = _load_triton()
 
 
 def _gather_coordinates(r: ShardedNonzero, shape, d: int, sizes, group):

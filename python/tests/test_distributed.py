@@ -406,6 +406,19 @@ def test_benchmark_command():
     assert "| nonzero | 1 | 2^8 | sharded along 0 |" in done.stdout, done.stdout
 
 
+def test_offset_kernel_compiles_for_hopper():
+    # What the interpreter cannot show: the kernel compiles to sm_90 machine code (Triton brings
+    # its own ptxas, so no GPU is needed), with the 32- and 64-bit integers it may be given.
+    triton = pytest.importorskip("triton")
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    for bits in (32, 64):
+        signature = {"column": "*i64", "count": "*i64", "offset": f"i{bits}", "row_stride": f"i{bits}", "BLOCK": "constexpr"}
+        compiled = triton.compile(ASTSource(fn=odd._triton_kernel, signature=signature, constexprs={"BLOCK": 1024}), target=GPUTarget("cuda", 90, 32))
+        assert compiled.asm["cubin"]
+
+
 @pytest.mark.cuda
 @pytest.mark.parametrize("size", [2, 4])
 def test_graph_capture_of_the_sharded_nonzero(size):
