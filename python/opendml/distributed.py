@@ -17,6 +17,7 @@ between ranks raises the same error on every rank instead of hanging a collectiv
 """
 
 import math
+import numbers
 from types import SimpleNamespace
 from typing import NamedTuple, Optional
 
@@ -88,6 +89,8 @@ def _arguments(op: str, xs, dim, group, validate: bool, args) -> _Args:
     the host, and any problem or disagreement raises the same error on every rank."""
     problem, parsed = None, []
     try:
+        if not isinstance(xs, (list, tuple)):
+            raise TypeError(f"{op}: expected a list of tensors, got {type(xs).__name__}")
         parsed = [_parse(op, x, dim, group) for x in xs]
         if not parsed:
             raise opendml.Error(f"{op}: needs at least one input")
@@ -101,6 +104,7 @@ def _arguments(op: str, xs, dim, group, validate: bool, args) -> _Args:
         d, g, mesh = parsed[0][1:]
     else:
         d, mesh = None, None
+        xs = xs if isinstance(xs, (list, tuple)) else []
         g = next((x.device_mesh.get_group() for x in xs if DTensor is not None and isinstance(x, DTensor)), group or dist.group.WORLD)
     rank, world = dist.get_rank(g), dist.get_world_size(g)
     locals_ = [p[0] for p in parsed]
@@ -111,7 +115,8 @@ def _arguments(op: str, xs, dim, group, validate: bool, args) -> _Args:
         shapes = [tuple(x.shape) if mesh is not None else _with(t.shape, d, t.shape[d] * world) for x, t in zip(xs, locals_)]
         return _Args(locals_, d, g, mesh, rank, world, [chunk_sizes(s[d], world) for s in shapes], shapes)
 
-    mine = (problem, args, d, [(str(t.dtype), t.device.type, tuple(t.shape)) for t in locals_])
+    # The arguments go as their repr: whatever they are, it pickles, and equal values compare equal.
+    mine = (problem, repr(args), d, [(str(t.dtype), t.device.type, tuple(t.shape)) for t in locals_])
     every = [None] * world
     dist.all_gather_object(every, mine, group=g)
     for r, (p, *_) in enumerate(every):
@@ -312,7 +317,6 @@ def join(inputs, axis: int = 0, *, dim: Optional[int] = None, group=None, replic
     (one all-to-all), and when none do nothing is sent. With replicated=True, every rank gets the
     whole result instead (one all-gather, then one JOIN)."""
     op = "opendml.distributed.join"
-    inputs = list(inputs)
     a = _arguments(op, inputs, dim, group, validate, ("join", axis, replicated))
     shape = join_shape(op, [SimpleNamespace(dtype=t.dtype, ndim=len(s), shape=s) for s, t in zip(a.shapes, a.locals)], axis)  # the global shapes
     axis = normalize_axis(op, axis, len(shape))
@@ -336,9 +340,11 @@ def split(x, sizes, axis: int = 0, *, dim: Optional[int] = None, group=None, val
     x). Along the sharded axis, every part is sharded by torch.chunk's rule, and the rows that
     belong to another rank move in one all-to-all."""
     op = "opendml.distributed.split"
-    a = _arguments(op, [x], dim, group, validate, ("split", sizes if isinstance(sizes, int) else list(sizes), axis))
+    a = _arguments(op, [x], dim, group, validate, ("split", sizes, axis))
     shape = a.shapes[0]
     axis = normalize_axis(op, axis, len(shape))
+    if not isinstance(sizes, int) and not (isinstance(sizes, (list, tuple)) and all(isinstance(n, numbers.Integral) for n in sizes)):
+        raise opendml.Error(f"{op}: sizes is {sizes!r}; it must be a list of ints, or an int for equal parts")
     if isinstance(sizes, int):
         sizes = equal_parts(op, shape[axis], sizes)
     parts = split_shapes(op, shape, sizes, axis)

@@ -131,8 +131,9 @@ def _shard(x, d):
 
 
 def _bits(t):
-    """The elements as unsigned integers of their width: bit-for-bit comparisons of any type."""
-    return t.view({1: torch.uint8, 2: torch.uint16, 4: torch.uint32, 8: torch.uint64}[t.element_size()]) if t.element_size() <= 8 else t
+    """The elements as integers of their width: bit-for-bit comparisons of any type (signed ones,
+    which every torch version compares and joins)."""
+    return t.view({1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()])
 
 
 def _gathered(local, d):
@@ -361,6 +362,12 @@ def case_mismatches_raise_on_every_rank():
         odd.split(x, [1, 1], 0, dim=0)
     with pytest.raises(opendml.Error, match="shards along dimension 0 differ"):
         odd.join([torch.ones(4, 2, device=dev), torch.ones(4 + (rank == 0) - (rank == 1), 2, device=dev)], 1, dim=0)
+    with pytest.raises(TypeError, match=r"expected a list of tensors, got Tensor \(on rank %d\)" % last):
+        odd.join(x if rank == last else [x], 0, dim=0)
+    with pytest.raises(opendml.Error, match="sizes is 'ab'"):
+        odd.split(x, "ab", 0, dim=0)
+    with pytest.raises(opendml.Error, match="disagree on the arguments: rank 0 has .*, rank %d has .*object" % last):
+        odd.split(x, object() if rank == last else [4], 0, dim=0)
     # The world still works: nothing was left hanging.
     coords, total = odd.nonzero(x, dim=0, gather=True)
     assert int(total) == x.numel() * dist.get_world_size()
