@@ -23,6 +23,8 @@ Rows:
             offset add           its pass that adds the shard's offset to one coordinate column
             count all-gather     its all-gather of the counts
             gathered             every rank gets the global coordinates in global element order
+            all-gather input     the same result another way: the input all-gathered, then one
+                                 opendml.torch.nonzero of the whole tensor on every rank
             gather + torch       dist.gather to rank 0, then torch.nonzero there
   join      one GPU              opendml.torch.join of this GPU's two pieces
             along 1 (local)      opendml.distributed.join of two tensors sharded along 0, along 1
@@ -149,6 +151,11 @@ def run(args):
         del coords
         row("nonzero", "gathered along 0", lambda: odd.nonzero(x, dim=0, gather=True, validate=False), one, gather_nonzero)
         row("nonzero", "gathered along 1", lambda: odd.nonzero(x, dim=1, gather=True, validate=False), one, gather_nonzero)
+        # Another way to the gathered result, for comparison: all-gather the input (4 bytes an
+        # element here, against 16 for the coordinates) and run one nonzero on the whole of it.
+        whole = x.new_empty(world * rows_, cols)
+        row("nonzero", "all-gather input + nonzero", lambda: (dist.all_gather_into_tensor(whole, x), odt.nonzero(whole)), one, gather_nonzero)
+        del whole
 
     # join of two tensors sharded along 0
     gather_cat = row("join", "gather + torch.cat", lambda: gather_then(lambda a, b: torch.cat([a, b]), *half))
