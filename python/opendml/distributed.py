@@ -404,10 +404,19 @@ def _pieces(sizes_list) -> list:
     return out
 
 
+class _Move(NamedTuple):
+    """Rows that one rank's piece of a source segment gives another's piece of a destination one."""
+
+    src: int  # the source segment
+    src_start: int  # where the rows start in the sender's piece of it
+    dst: int  # the destination segment
+    dst_start: int  # where they start in the receiver's piece of it
+    rows: int
+
+
 def _plan(src_sizes, dst_sizes, world) -> list:
-    """moves[a][b]: what rank a sends rank b, in global order, as (source segment, start in a's
-    piece of it, destination segment, start in b's piece of it, rows). Both layouts cover the
-    same rows, so one sweep over both finds every overlap."""
+    """moves[a][b]: the _Moves from rank a to rank b, in global order. Both layouts cover the same
+    rows, so one sweep over both finds every overlap."""
     src, dst = _pieces(src_sizes), _pieces(dst_sizes)
     moves = [[[] for _ in range(world)] for _ in range(world)]
     i = k = 0
@@ -416,7 +425,7 @@ def _plan(src_sizes, dst_sizes, world) -> list:
         dj, dr, t0, t1 = dst[k]
         lo, hi = max(s0, t0), min(s1, t1)
         if hi > lo:
-            moves[sr][dr].append((si, lo - s0, dj, lo - t0, hi - lo))
+            moves[sr][dr].append(_Move(si, lo - s0, dj, lo - t0, hi - lo))
         if s1 <= t1:
             i += 1
         else:
@@ -433,13 +442,13 @@ def _redistribute(a: _Args, src_sizes, dst_sizes) -> list:
     moves = _plan(src_sizes, dst_sizes, world)
     # Each destination piece's parts as (start in the piece, tensor along d).
     parts = [[] for _ in dst_sizes]
-    for si, s, dj, t, n in moves[me][me]:
-        parts[dj].append((t, a.locals[si].narrow(d, s, n)))
+    for m in moves[me][me]:
+        parts[m.dst].append((m.dst_start, a.locals[m.src].narrow(d, m.src_start, m.rows)))
     if any(moves[p][q] for p in range(world) for q in range(world) if p != q):
-        sent = [sum(m[4] for m in moves[me][b]) if b != me else 0 for b in range(world)]
-        got = [sum(m[4] for m in moves[b][me]) if b != me else 0 for b in range(world)]
+        sent = [sum(m.rows for m in moves[me][b]) if b != me else 0 for b in range(world)]
+        got = [sum(m.rows for m in moves[b][me]) if b != me else 0 for b in range(world)]
         send = _rows_major(a.locals[0], d, sum(sent))
-        _join_into([a.locals[si].narrow(d, s, n) for b in range(world) if b != me for si, s, _, _, n in moves[me][b]], d, send)
+        _join_into([a.locals[m.src].narrow(d, m.src_start, m.rows) for b in range(world) if b != me for m in moves[me][b]], d, send)
         recv = _rows_major(a.locals[0], d, sum(got))
         row_bytes = a.locals[0].element_size() * math.prod(a.locals[0].shape[:d] + a.locals[0].shape[d + 1 :])
         dist.all_to_all_single(_bytes(recv.movedim(d, 0)), _bytes(send.movedim(d, 0)), [n * row_bytes for n in got], [n * row_bytes for n in sent], group=a.group)
@@ -447,9 +456,9 @@ def _redistribute(a: _Args, src_sizes, dst_sizes) -> list:
         for b in range(world):
             if b == me:
                 continue
-            for _, _, dj, t, n in moves[b][me]:
-                parts[dj].append((t, recv.narrow(d, start, n)))
-                start += n
+            for m in moves[b][me]:
+                parts[m.dst].append((m.dst_start, recv.narrow(d, start, m.rows)))
+                start += m.rows
     out = []
     for j, sizes in enumerate(dst_sizes):
         piece = a.locals[0].new_empty(_with(a.locals[0].shape, d, sizes[me]))
