@@ -297,16 +297,26 @@ def case_dtensor_join_split():
 
 
 def case_no_movement_when_pieces_line_up():
-    # Two inputs whose rows are all held by the ranks that hold them in the result: the all-to-all
-    # is left out (a collective here would be the only one, so a missing rank would show).
+    # Inputs whose rows all stay on the ranks that hold them: no collective at all (any would fail
+    # here), where an uneven split of the same rows does move some.
     world = dist.get_world_size()
     a = _global((2 * world, 3), torch.float32, 1.0, seed=5)
-    empty = a[:0]
-    got = odd.join([_shard(a, 0), _shard(empty, 0)], 0, dim=0, validate=False)
-    _equal(got, _shard(a, 0).cpu())
-    parts = odd.split(_shard(a, 0), [2 * world, 0], 0, dim=0, validate=False)
-    _equal(parts[0], _shard(a, 0).cpu())
-    assert parts[1].shape == (0, 3)
+    all_to_all = odd.dist.all_to_all_single
+
+    def refused(*args, **kwargs):
+        raise AssertionError("a collective where no row changes rank")
+
+    odd.dist.all_to_all_single = refused
+    try:
+        got = odd.join([_shard(a, 0), _shard(a[:0], 0)], 0, dim=0, validate=False)
+        _equal(got, _shard(a, 0).cpu())
+        parts = odd.split(_shard(a, 0), [2 * world, 0], 0, dim=0, validate=False)
+        _equal(parts[0], _shard(a, 0).cpu())
+        assert parts[1].shape == (0, 3)
+        with pytest.raises(AssertionError, match="no row changes rank"):
+            odd.split(_shard(a, 0), [1, 2 * world - 1], 0, dim=0, validate=False)
+    finally:
+        odd.dist.all_to_all_single = all_to_all
 
 
 def case_graph_capture():
