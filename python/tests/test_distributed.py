@@ -230,13 +230,22 @@ def case_nonzero_dtensor():
 
 
 def case_nonzero_validate_off():
-    # Even shards need no exchange; the results are the same.
+    # Without the exchange, even plain shards and DTensors (uneven ones too: torch.chunk's sizes)
+    # give the same results.
+    from torch.distributed.tensor import Shard, distribute_tensor
+
     x = _global((8, 12), torch.float32, 0.5, seed=3)
-    local = _shard(x, 1)
-    coords, total = odd.nonzero(local, dim=1, gather=True, validate=False)
     want = torch.nonzero(x)
+    coords, total = odd.nonzero(_shard(x, 1), dim=1, gather=True, validate=False)
     _equal(total, torch.tensor([len(want)]))
     _equal(coords[: len(want)], want)
+    x = _global((7, 5), torch.float32, 0.5, seed=4)
+    want = torch.nonzero(x)
+    coords, total = odd.nonzero(distribute_tensor(x.to(_device()), _mesh(), [Shard(0)]), gather=True, validate=False)
+    _equal(total, torch.tensor([len(want)]))
+    _equal(coords[: len(want)], want)
+    parts = odd.split(distribute_tensor(x.to(_device()), _mesh(), [Shard(0)]), [2, 5], 0, validate=False)
+    _equal(parts[1].full_tensor(), x[2:])
 
 
 # ---- join and split ------------------------------------------------------------------------------
