@@ -139,7 +139,7 @@ def _arguments(op: str, xs, dim, group, validate: bool, args) -> _Args:
         return _Args(locals_, None, g, mesh, rank, world, [None] * len(xs), [tuple(t.shape) for t in locals_])
     sizes = [[e[3][i][2][d] for e in every] for i in range(len(xs))]
     shapes = [_with(t.shape, d, sum(s)) for t, s in zip(locals_, sizes)]
-    if mesh is not None and any(s != chunk_sizes(sum(s), world) for s in sizes):  # pragma: no cover (DTensor keeps it)
+    if mesh is not None and any(s != chunk_sizes(sum(s), world) for s in sizes):  # DTensor keeps to it; checked all the same
         raise opendml.UnsupportedError(f"{op}: the DTensor's shards {sizes} do not follow torch.chunk's sizes")
     return _Args(locals_, d, g, mesh, rank, world, sizes, shapes)
 

@@ -54,7 +54,7 @@ class World:
             p.start()
         self.broken = False
 
-    def run(self, case, *args, timeout=180):
+    def run(self, case, *args, timeout=120):
         """Runs case(*args) on every rank; fails with every rank's traceback."""
         assert not self.broken, "an earlier case left this world hanging"
         for q in self.tasks:
