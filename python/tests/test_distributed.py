@@ -24,6 +24,10 @@ import opendml
 import opendml.distributed as odd
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# Every process of a world is on this machine: gloo connects them over loopback rather than
+# through whatever address the host name resolves to (processes started here inherit it).
+os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
 # ---- the worlds ----------------------------------------------------------------------------------
 
 
