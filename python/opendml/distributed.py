@@ -192,9 +192,12 @@ def nonzero(x, *, dim: Optional[int] = None, group=None, gather: bool = False, v
         d, sizes = 0, chunk_sizes(local.shape[0], a.world)
         local = local.narrow(0, sum(sizes[: a.rank]), sizes[a.rank])
     coords, count = odt.nonzero(local)
-    _add_to_column(coords, count, d, sum(sizes[: a.rank]))
     counts = count.new_empty(a.world)
-    dist.all_gather_into_tensor(counts, count, group=a.group)
+    # The counts travel (NCCL's stream) while the offset pass runs (the current one); the current
+    # stream then waits for them, the host does not.
+    travelling = dist.all_gather_into_tensor(counts, count, group=a.group, async_op=True)
+    _add_to_column(coords, count, d, sum(sizes[: a.rank]))
+    travelling.wait()
     ends = counts.cumsum(0)
     result = ShardedNonzero(coords, count, counts, ends - counts, ends[-1:])
     return _gather_coordinates(result, shape, d, sizes, a.group) if gather else result
