@@ -252,6 +252,28 @@ def case_nonzero_validate_off():
     _equal(parts[1].full_tensor(), x[2:])
 
 
+def case_subgroups():
+    # Each half of the world runs its own sharded operations in its own group: ranks and sizes are
+    # the group's, not the world's.
+    world, rank = dist.get_world_size(), dist.get_rank()
+    half = world // 2
+    groups = [dist.new_group(list(range(half))), dist.new_group(list(range(half, world)))]
+    group, me = groups[rank >= half], rank % half
+    x = _global((6, 9), torch.float32, 0.5, seed=20 + (rank >= half))
+    sizes = odd.chunk_sizes(9, half)
+    local = x[:, sum(sizes[:me]) : sum(sizes[: me + 1])].to(_device())
+    want = torch.nonzero(x)
+    r = odd.nonzero(local, dim=1, group=group)
+    assert r.counts.shape == (half,)
+    _equal(r.total, torch.tensor([len(want)]))
+    coords, total = odd.nonzero(local, dim=1, group=group, gather=True)
+    _equal(coords[: len(want)], want)
+    joined = odd.join([local, local], 1, dim=1, group=group, replicated=True)
+    _equal(joined, torch.cat([x, x], 1))
+    for g in groups:
+        dist.destroy_process_group(g)
+
+
 # ---- join and split ------------------------------------------------------------------------------
 
 JOIN = [  # global shapes, sharded dim, axis
@@ -413,7 +435,7 @@ def case_benchmark(path):
         assert all(r["efficiency"] > 0 for r in rows if r["method"].startswith(("sharded", "along")))
 
 
-CASES = [case_nonzero, case_nonzero_dtensor, case_nonzero_validate_off, case_join, case_split, case_dtensor_join_split,
+CASES = [case_nonzero, case_nonzero_dtensor, case_nonzero_validate_off, case_subgroups, case_join, case_split, case_dtensor_join_split,
          case_no_movement_when_pieces_line_up, case_mismatches_raise_on_every_rank]
 
 
