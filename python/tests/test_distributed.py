@@ -382,6 +382,34 @@ def case_graph_capture():
         _equal(coords[: len(want)], want)
 
 
+def case_no_host_wait():
+    # With the argument check left out, nothing waits for the host: CUDA's sync debug mode turns
+    # every synchronizing call torch makes into an error. (The graph capture proves it for nonzero
+    # too; this covers the joins and splits as well, which move data through all-to-alls.)
+    x = _global((16, 24), torch.float32, 0.5, seed=9)
+    across, down = _shard(x, 1), _shard(x, 0)
+
+    def run():
+        return (odd.nonzero(across, dim=1, validate=False), odd.nonzero(across, dim=1, gather=True, validate=False),
+                odd.join([down, down], 0, dim=0, validate=False), odd.join([down, down], 0, dim=0, replicated=True, validate=False),
+                odd.split(down, [3, 13], 0, dim=0, validate=False))
+
+    run()  # compiles the operators and the Triton kernel, connects NCCL
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        sharded, (coords, total), joined, whole, parts = run()
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+    torch.cuda.synchronize()
+    want = torch.nonzero(x)
+    _equal(sharded.coords[: int(sharded.count)], _by_rank(want, 1, x.shape)[dist.get_rank()])
+    _equal(coords[: len(want)], want)
+    _equal(joined, _shard(torch.cat([x, x]), 0).cpu())
+    _equal(whole, torch.cat([x, x]))
+    _equal(parts[1], _shard(x[3:], 0).cpu())
+
+
 # ---- mismatches between ranks --------------------------------------------------------------------
 
 
@@ -475,6 +503,12 @@ def test_offset_kernel_compiles_for_hopper():
 @pytest.mark.parametrize("size", [2, 4])
 def test_graph_capture_of_the_sharded_nonzero(size):
     _world("nccl", size).run(case_graph_capture)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("size", [2, 4])
+def test_no_host_wait_on_the_gpu(size):
+    _world("nccl", size).run(case_no_host_wait)
 
 
 def test_offset_kernel_in_tritons_interpreter():
