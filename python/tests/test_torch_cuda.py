@@ -10,16 +10,17 @@ import opendml.torch as odt
 pytestmark = pytest.mark.cuda
 
 
-def warm_then_capture(fn):
+def warm_then_capture(fn, **graph_options):
     """fn captured in a CUDA graph after a warm-up on a side stream (the first call compiles the
-    DirectML operator, which a capture must not do). Returns (graph, fn's output)."""
+    DirectML operator, which a capture must not do). Returns (graph, fn's output). graph_options
+    go to torch.cuda.graph."""
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         fn()
     torch.cuda.current_stream().wait_stream(side)
     graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
+    with torch.cuda.graph(graph, **graph_options):
         out = fn()
     return graph, out
 

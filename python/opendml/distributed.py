@@ -1,0 +1,470 @@
+"""NONZERO_COORDINATES, JOIN and SPLIT over tensors sharded across processes, on top of
+opendml.torch's operators and torch.distributed (NCCL on GPUs, gloo on the CPU).
+
+A sharded argument is a DTensor on a 1-D device mesh (placement Shard(d) or Replicate()), or a
+plain tensor holding this rank's shard together with `dim=` (the sharded dimension) and `group=`
+(default: the world group). docs/distributed.md describes the layer.
+
+    import opendml.distributed as odd
+    r = odd.nonzero(x)                         # ShardedNonzero: global coordinates of this rank's rows
+    coords, total = odd.nonzero(x, gather=True)   # every non-zero, ascending global element order
+    y = odd.join([a, b], axis=0)               # sharded along 0: an all-to-all moves what must move
+    p, q = odd.split(y, [3, 5], axis=0)
+
+Nothing here waits for the host except the optional check of the arguments (validate=True, the
+default), which exchanges a small description of every rank's arguments so that a mismatch
+between ranks raises the same error on every rank instead of hanging a collective.
+"""
+
+import math
+import numbers
+from types import SimpleNamespace
+from typing import NamedTuple, Optional
+
+import torch
+import torch.distributed as dist
+
+import opendml
+import opendml.torch as odt
+
+from ._shapes import equal_parts, join_shape, normalize_axis, split_shapes
+from .torch import _bits
+
+try:  # DTensor is public from torch 2.4
+    from torch.distributed.tensor import DTensor, Replicate, Shard
+except ImportError:  # pragma: no cover
+    DTensor = None
+
+__all__ = ["ShardedNonzero", "nonzero", "join", "split", "chunk_sizes"]
+
+
+def chunk_sizes(size: int, world: int) -> list:
+    """Every rank's size along a dimension of `size` cut into `world` shards the way torch.chunk
+    and DTensor's Shard cut it: pieces of ceil(size / world), the last ones smaller or empty."""
+    chunk = -(-size // world)
+    return [max(0, min(size, (r + 1) * chunk) - r * chunk) for r in range(world)]
+
+
+# ---- arguments -----------------------------------------------------------------------------------
+
+
+class _Args(NamedTuple):
+    locals: list  # this rank's piece of every input
+    dim: Optional[int]  # the sharded dimension; None when the inputs are replicated
+    group: object
+    mesh: object  # the inputs' device mesh when they are DTensors, else None
+    rank: int
+    world: int
+    sizes: list  # per input, every rank's size along dim (None when replicated)
+    shapes: list  # per input, the global shape
+
+
+def _parse(op, x, dim, group):
+    """(local tensor, sharded dim or None, group, mesh) of one argument."""
+    if DTensor is not None and isinstance(x, DTensor):
+        mesh = x.device_mesh
+        if mesh.ndim != 1:
+            raise opendml.UnsupportedError(f"{op}: the DTensor is on a {mesh.ndim}-D device mesh; opendml.distributed takes 1-D meshes")
+        if dim is not None or group is not None:
+            raise opendml.Error(f"{op}: a DTensor brings its own sharded dimension and group; leave dim and group out")
+        (placement,) = x.placements
+        if isinstance(placement, Replicate):
+            return x.to_local(), None, mesh.get_group(), mesh
+        if type(placement) is Shard:  # not a subclass such as _StridedShard
+            return x.to_local(), placement.dim % x.dim(), mesh.get_group(), mesh
+        raise opendml.UnsupportedError(f"{op}: placement {placement}; opendml.distributed takes Shard(d) and Replicate()")
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{op}: expected a torch.Tensor or DTensor, got {type(x).__name__}")
+    d = None if dim is None else normalize_axis(op, dim, x.dim())
+    return x, d, group if group is not None else dist.group.WORLD, None
+
+
+# Exceptions of one rank's arguments, raised on every rank after the exchange.
+_ERRORS = {"Error": opendml.Error, "UnsupportedError": opendml.UnsupportedError, "TypeError": TypeError}
+
+
+def _arguments(op: str, xs, dim, group, validate: bool, args) -> _Args:
+    """Every input's local piece and the layout they share. With validate, every rank's description
+    of its arguments (problems, `args`, element types, shapes, sharded dimension) is exchanged on
+    the host, and any problem or disagreement raises the same error on every rank."""
+    problem, parsed = None, []
+    try:
+        if not isinstance(xs, (list, tuple)):
+            raise TypeError(f"{op}: expected a list of tensors, got {type(xs).__name__}")
+        parsed = [_parse(op, x, dim, group) for x in xs]
+        if not parsed:
+            raise opendml.Error(f"{op}: needs at least one input")
+        if any(p[1:] != parsed[0][1:] for p in parsed):
+            raise opendml.Error(f"{op}: the inputs must share their group, mesh and sharded dimension (all sharded along one, or all replicated)")
+    except (ValueError, TypeError, NotImplementedError) as e:
+        if not validate:
+            raise
+        problem = (type(e).__name__, str(e))
+    if parsed and problem is None:
+        d, g, mesh = parsed[0][1:]
+    else:
+        d, mesh = None, None
+        xs = xs if isinstance(xs, (list, tuple)) else []
+        g = next((x.device_mesh.get_group() for x in xs if DTensor is not None and isinstance(x, DTensor)), group or dist.group.WORLD)
+    rank, world = dist.get_rank(g), dist.get_world_size(g)
+    locals_ = [p[0] for p in parsed]
+    if not validate:
+        if d is None:
+            return _Args(locals_, None, g, mesh, rank, world, [None] * len(xs), [tuple(t.shape) for t in locals_])
+        # A DTensor's shards follow torch.chunk; plain shards are taken as even.
+        shapes = [tuple(x.shape) if mesh is not None else _with(t.shape, d, t.shape[d] * world) for x, t in zip(xs, locals_)]
+        return _Args(locals_, d, g, mesh, rank, world, [chunk_sizes(s[d], world) for s in shapes], shapes)
+
+    # The arguments go as their repr: whatever they are, it pickles, and equal values compare equal.
+    mine = (problem, repr(args), d, [(str(t.dtype), t.device.type, tuple(t.shape)) for t in locals_])
+    every = [None] * world
+    dist.all_gather_object(every, mine, group=g)
+    for r, (p, *_) in enumerate(every):
+        if p is not None:
+            raise _ERRORS.get(p[0], opendml.Error)(f"{p[1]} (on rank {r})")
+    first = every[0]
+    for r, other in enumerate(every):
+        if other[1] != first[1]:
+            raise opendml.Error(f"{op}: the ranks disagree on the arguments: rank 0 has {first[1]}, rank {r} has {other[1]}")
+        if other[2] != first[2] or len(other[3]) != len(first[3]):
+            raise opendml.Error(f"{op}: rank {r} has {len(other[3])} inputs sharded along {other[2]}, rank 0 {len(first[3])} sharded along {first[2]}; "
+                                f"the ranks must agree (None: replicated)")
+        for i, (a, b) in enumerate(zip(first[3], other[3])):
+            same = a[:2] == b[:2] and len(a[2]) == len(b[2]) and all(m == n for k, (m, n) in enumerate(zip(a[2], b[2])) if k != d)
+            if not same:
+                along = "" if d is None else f" except along the sharded dimension {d}"
+                raise opendml.Error(f"{op}: input {i} is {b[0]} {list(b[2])} on {b[1]} on rank {r} but {a[0]} {list(a[2])} on {a[1]} on rank 0; "
+                                    f"the ranks' pieces must agree in element type, device type and shape{along}")
+    if d is None:
+        return _Args(locals_, None, g, mesh, rank, world, [None] * len(xs), [tuple(t.shape) for t in locals_])
+    sizes = [[e[3][i][2][d] for e in every] for i in range(len(xs))]
+    shapes = [_with(t.shape, d, sum(s)) for t, s in zip(locals_, sizes)]
+    if mesh is not None and any(s != chunk_sizes(sum(s), world) for s in sizes):  # DTensor keeps to it; checked all the same
+        raise opendml.UnsupportedError(f"{op}: the DTensor's shards {sizes} do not follow torch.chunk's sizes")
+    return _Args(locals_, d, g, mesh, rank, world, sizes, shapes)
+
+
+def _with(shape, d, n) -> tuple:
+    shape = list(shape)
+    shape[d] = n
+    return tuple(shape)
+
+
+def _result(a: _Args, local: torch.Tensor, dim: Optional[int], shape):
+    """A result piece as the caller's kind of argument: a DTensor on the inputs' mesh, or the plain
+    local tensor."""
+    if a.mesh is None:
+        return local
+    placement = Replicate() if dim is None else Shard(dim)
+    strides = tuple(math.prod(shape[k + 1 :]) for k in range(len(shape)))
+    return DTensor.from_local(local, a.mesh, [placement], run_check=False, shape=torch.Size(shape), stride=strides)
+
+
+# ---- nonzero -------------------------------------------------------------------------------------
+
+
+class ShardedNonzero(NamedTuple):
+    """The sharded result of a nonzero: this rank's rows with global coordinates, and where every
+    rank's rows go in the global result. All tensors are int64 on the input's device."""
+
+    coords: torch.Tensor  # [local numel, ndim]: global coordinates of this rank's non-zeros; rows past count unspecified
+    count: torch.Tensor  # [1]: this rank's number of non-zeros
+    counts: torch.Tensor  # [world]: every rank's count
+    offsets: torch.Tensor  # [world]: counts' exclusive prefix sum (where each rank's rows start when sharded along 0)
+    total: torch.Tensor  # [1]: the global number of non-zeros
+
+
+def nonzero(x, *, dim: Optional[int] = None, group=None, gather: bool = False, validate: bool = True):
+    """The non-zero elements of a sharded tensor, without a host wait.
+
+    Returns a ShardedNonzero, or with gather=True (coords, total): the global coordinates of every
+    non-zero [global numel, ndim] int64 in ascending global element order on every rank (rows past
+    total unspecified), and their number [1]. A replicated input counts as sharded along 0 (each
+    rank takes its torch.chunk piece), and with gather=True runs locally with no communication."""
+    op = "opendml.distributed.nonzero"
+    a = _arguments(op, [x], dim, group, validate, ("nonzero", gather))
+    local, d, sizes, shape = a.locals[0], a.dim, a.sizes[0], a.shapes[0]
+    if d is None:
+        if gather:
+            return odt.nonzero(local)
+        if local.dim() == 0:
+            raise opendml.UnsupportedError(f"{op}: a 0-d tensor cannot be sharded; use gather=True")
+        d, sizes = 0, chunk_sizes(local.shape[0], a.world)
+        local = local.narrow(0, sum(sizes[: a.rank]), sizes[a.rank])
+    coords, count = odt.nonzero(local)
+    counts = count.new_empty(a.world)
+    # The counts travel (NCCL's stream) while the offset pass runs (the current one); the current
+    # stream then waits for them, the host does not.
+    travelling = dist.all_gather_into_tensor(counts, count, group=a.group, async_op=True)
+    _add_to_column(coords, count, d, sum(sizes[: a.rank]))
+    travelling.wait()
+    ends = counts.cumsum(0)
+    result = ShardedNonzero(coords, count, counts, ends - counts, ends[-1:])
+    return _gather_coordinates(result, shape, d, sizes, a.group) if gather else result
+
+
+def _add_to_column(coords: torch.Tensor, count: torch.Tensor, d: int, offset: int) -> None:
+    """Adds the shard's offset to column d of the rows before count: local coordinates become
+    global ones. Only that column, and on CUDA (through Triton) only the first count rows, so the
+    pass costs what the non-zeros cost, not what the input's size does (docs/distributed.md)."""
+    if offset == 0 or coords.shape[0] == 0:
+        return
+    if coords.device.type == "cpu":
+        coords[: int(count), d] += offset  # on the CPU the count is already at hand: nothing to wait for
+    elif _triton_add is not None and coords.device.type == "cuda":
+        _triton_add(coords, count, d, offset)
+    else:  # every row: the rows past the count are unspecified anyway
+        coords[:, d] += offset
+
+
+def _load_triton():
+    """(kernel, launcher) of the offset pass on CUDA, or (None, None) without Triton."""
+    try:
+        import triton
+        import triton.language as tl
+    except ImportError:
+        return None, None
+
+    @triton.jit
+    def add_kernel(column, count, offset, row_stride, BLOCK: tl.constexpr):
+        # A grid-stride loop up to the count read on the device: programs past it do nothing.
+        n = tl.load(count)
+        step = tl.num_programs(0).to(tl.int64) * BLOCK
+        for start in range(tl.program_id(0).to(tl.int64) * BLOCK, n, step):
+            rows = start + tl.arange(0, BLOCK)
+            mask = rows < n
+            where = column + rows * row_stride
+            tl.store(where, tl.load(where, mask=mask) + offset, mask=mask)
+
+    def add(coords, count, d, offset, block=1024):
+        programs = min(triton.cdiv(coords.shape[0], block), 4 * _multiprocessors(coords.device))
+        add_kernel[(programs,)](coords[:, d], count, offset, coords.stride(0), BLOCK=block)
+
+    return add_kernel, add
+
+
+def _multiprocessors(device) -> int:
+    if device.type != "cuda":
+        return 1
+    return torch.cuda.get_device_properties(device).multi_processor_count
+
+
+_triton_kernel, _triton_add = _load_triton()
+
+
+def _gather_coordinates(r: ShardedNonzero, shape, d: int, sizes, group):
+    """(coords, total): every rank's rows gathered with one all-gather and put in ascending global
+    element order on the device."""
+    world, ndim = len(sizes), len(shape)
+    rows = math.prod(shape[:d] + shape[d + 1 :]) * max(sizes)  # rows each rank sends (padded shards)
+    coords = r.coords
+    if coords.shape[0] < rows:  # uneven shards: every rank sends as many rows
+        coords = torch.cat([coords, coords.new_empty(rows - coords.shape[0], ndim)])
+    gathered = coords.new_empty(world * rows, ndim)
+    if rows:
+        dist.all_gather_into_tensor(gathered, coords, group=group)
+    out = torch.empty_like(gathered)
+    if rows:
+        out.index_copy_(0, _global_positions(gathered.view(world, rows, ndim), r, shape, d), gathered)
+    return out[: math.prod(shape)], r.total
+
+
+def _global_positions(g: torch.Tensor, r: ShardedNonzero, shape, d: int) -> torch.Tensor:
+    """Where each gathered row goes: [world, rows, ndim] -> [world * rows], a permutation. A valid
+    row (before its rank's count) goes to its place in ascending global element order; the others
+    fill the places past the total, in order.
+
+    Sharded along 0, rank r's rows come after those of ranks before it. Along d > 0 the ranks
+    interleave: the global order is by the coordinates before d (the "outer" index), then by rank,
+    then by the rank's own order. Each rank's rows come sorted by outer index, so where each
+    (rank, outer index) block starts among its rank's rows is a binary search (no atomics), and the
+    blocks' sizes, summed in global order, give where each block starts in the result."""
+    world, rows, _ = g.shape
+    dev = g.device
+    j = torch.arange(rows, device=dev)
+    counts = r.counts[:, None]
+    valid = j < counts
+    if d == 0:
+        pos = r.offsets[:, None] + j
+    else:
+        outers = math.prod(shape[:d])
+        outer = g[..., 0].clone()
+        for k in range(1, d):
+            outer.mul_(shape[k]).add_(g[..., k])
+        # Rows past the count (which may hold anything) sort after every outer index.
+        outer = torch.where(valid, outer, outers)
+        starts = torch.searchsorted(outer, torch.arange(outers + 1, device=dev).repeat(world, 1))
+        rank_start = starts[:, :-1]
+        by_outer = (starts[:, 1:] - rank_start).t().flatten()  # block sizes in global order: outer index, then rank
+        block_start = (by_outer.cumsum(0) - by_outer).view(outers, world)
+        outer.clamp_(max=outers - 1)  # the rows past the count are placed below
+        rank = torch.arange(world, device=dev)[:, None]
+        pos = block_start[outer, rank]
+        pos += j
+        pos -= rank_start[rank, outer]
+        del outer
+    spare = torch.arange(world * rows, device=dev).view(world, rows)
+    spare += r.total - (r.offsets[:, None] + counts)
+    return torch.where(valid, pos, spare).flatten()
+
+
+# ---- join and split ------------------------------------------------------------------------------
+
+
+def join(inputs, axis: int = 0, *, dim: Optional[int] = None, group=None, replicated: bool = False, validate: bool = True):
+    """torch.cat of sharded tensors (all sharded along one dimension, or all replicated).
+
+    Along another axis than the sharded one, a local JOIN on every rank: the result is sharded like
+    the inputs (whose pieces must then have the same size on each rank). Along the sharded axis,
+    the result is sharded by torch.chunk's rule; only the rows that belong to another rank move
+    (one all-to-all), and when none do nothing is sent. With replicated=True, every rank gets the
+    whole result instead (one all-gather, then one JOIN)."""
+    op = "opendml.distributed.join"
+    a = _arguments(op, inputs, dim, group, validate, ("join", axis, replicated))
+    shape = join_shape(op, [SimpleNamespace(dtype=t.dtype, ndim=len(s), shape=s) for s, t in zip(a.shapes, a.locals)], axis)  # the global shapes
+    axis = normalize_axis(op, axis, len(shape))
+    if a.dim is None:
+        return _result(a, odt.join(a.locals, axis), None, shape)
+    d = a.dim
+    if axis != d:
+        if any(s != a.sizes[0] for s in a.sizes):
+            raise opendml.Error(f"{op}: the inputs' shards along dimension {d} differ ({a.sizes}); a join along {axis} needs them alike")
+        return _result(a, odt.join(a.locals, axis), d, shape)
+    if replicated:
+        return _result(a, _gather_join(a), None, shape)
+    (piece,) = _redistribute(a, a.sizes, [chunk_sizes(shape[d], a.world)])
+    return _result(a, piece, d, shape)
+
+
+def split(x, sizes, axis: int = 0, *, dim: Optional[int] = None, group=None, validate: bool = True) -> list:
+    """torch.split of a sharded tensor into parts of the given sizes (or `sizes` equal parts).
+
+    Along another axis than the sharded one, a local SPLIT on every rank (the parts are sharded like
+    x). Along the sharded axis, every part is sharded by torch.chunk's rule, and the rows that
+    belong to another rank move in one all-to-all."""
+    op = "opendml.distributed.split"
+    a = _arguments(op, [x], dim, group, validate, ("split", sizes, axis))
+    shape = a.shapes[0]
+    axis = normalize_axis(op, axis, len(shape))
+    if not isinstance(sizes, int) and not (isinstance(sizes, (list, tuple)) and all(isinstance(n, numbers.Integral) for n in sizes)):
+        raise opendml.Error(f"{op}: sizes is {sizes!r}; it must be a list of ints, or an int for equal parts")
+    if isinstance(sizes, int):
+        sizes = equal_parts(op, shape[axis], sizes)
+    parts = split_shapes(op, shape, sizes, axis)
+    if a.dim is None or axis != a.dim:
+        return [_result(a, p, a.dim, s) for p, s in zip(odt.split(a.locals[0], list(sizes), axis), parts)]
+    pieces = _redistribute(a, a.sizes, [chunk_sizes(n, a.world) for n in sizes])
+    return [_result(a, p, a.dim, s) for p, s in zip(pieces, parts)]
+
+
+def _rows_major(like: torch.Tensor, d: int, rows: int) -> torch.Tensor:
+    """A new tensor of `rows` rows along d laid out with d outermost (collectives cut dim 0), seen
+    with d back in its place."""
+    rest = list(like.shape[:d]) + list(like.shape[d + 1 :])
+    return like.new_empty([rows] + rest).movedim(0, d)
+
+
+def _join_into(pieces: list, d: int, out: torch.Tensor) -> None:
+    """One JOIN of the pieces along d into out (a strided view), their bits as they are."""
+    pieces = [p for p in pieces if p.shape[d]]
+    if pieces:
+        opendml.concat([_bits(p) for p in pieces], d, out=_bits(out))
+
+
+def _bytes(t: torch.Tensor) -> torch.Tensor:
+    """A contiguous buffer as bytes: the collectives move any element type."""
+    return t.reshape(-1).view(torch.uint8)
+
+
+def _gather_join(a: _Args) -> torch.Tensor:
+    """The whole join along the sharded dimension on every rank: each rank's pieces joined into one
+    buffer, all-gathered (padded to the largest), then one JOIN of every rank's pieces in order."""
+    d, world = a.dim, a.world
+    mine = [sum(s[r] for s in a.sizes) for r in range(world)]
+    rows = max(mine)
+    send = _rows_major(a.locals[0], d, rows)
+    _join_into(a.locals, d, send.narrow(d, 0, mine[a.rank]))
+    gathered = _rows_major(a.locals[0], d, world * rows)
+    if rows:
+        dist.all_gather_into_tensor(_bytes(gathered.movedim(d, 0)), _bytes(send.movedim(d, 0)), group=a.group)
+    pieces = []
+    for i, s in enumerate(a.sizes):
+        for r in range(world):
+            start = r * rows + sum(t[r] for t in a.sizes[:i])
+            pieces.append(gathered.narrow(d, start, s[r]))
+    out = a.locals[0].new_empty(_with(a.locals[0].shape, d, sum(mine)))
+    _join_into(pieces, d, out)
+    return out
+
+
+def _pieces(sizes_list) -> list:
+    """(segment, rank, global start, global end) of segments laid end to end, each cut by rank."""
+    out, start = [], 0
+    for i, sizes in enumerate(sizes_list):
+        for r, n in enumerate(sizes):
+            out.append((i, r, start, start + n))
+            start += n
+    return out
+
+
+class _Move(NamedTuple):
+    """Rows that one rank's piece of a source segment gives another's piece of a destination one."""
+
+    src: int  # the source segment
+    src_start: int  # where the rows start in the sender's piece of it
+    dst: int  # the destination segment
+    dst_start: int  # where they start in the receiver's piece of it
+    rows: int
+
+
+def _plan(src_sizes, dst_sizes, world) -> list:
+    """moves[a][b]: the _Moves from rank a to rank b, in global order. Both layouts cover the same
+    rows, so one sweep over both finds every overlap."""
+    src, dst = _pieces(src_sizes), _pieces(dst_sizes)
+    moves = [[[] for _ in range(world)] for _ in range(world)]
+    i = k = 0
+    while i < len(src) and k < len(dst):
+        si, sr, s0, s1 = src[i]
+        dj, dr, t0, t1 = dst[k]
+        lo, hi = max(s0, t0), min(s1, t1)
+        if hi > lo:
+            moves[sr][dr].append(_Move(si, lo - s0, dj, lo - t0, hi - lo))
+        if s1 <= t1:
+            i += 1
+        else:
+            k += 1
+    return moves
+
+
+def _redistribute(a: _Args, src_sizes, dst_sizes) -> list:
+    """This rank's piece of every destination segment, from every rank's pieces of the source
+    segments (both along a.dim, laid end to end over the same rows). Rows that stay on their rank
+    are read where they are; the others go through one all-to-all, which is left out when no row
+    changes rank (a decision every rank makes alike from the sizes alone)."""
+    d, me, world = a.dim, a.rank, a.world
+    moves = _plan(src_sizes, dst_sizes, world)
+    # Each destination piece's parts as (start in the piece, tensor along d).
+    parts = [[] for _ in dst_sizes]
+    for m in moves[me][me]:
+        parts[m.dst].append((m.dst_start, a.locals[m.src].narrow(d, m.src_start, m.rows)))
+    if any(moves[p][q] for p in range(world) for q in range(world) if p != q):
+        sent = [sum(m.rows for m in moves[me][b]) if b != me else 0 for b in range(world)]
+        got = [sum(m.rows for m in moves[b][me]) if b != me else 0 for b in range(world)]
+        send = _rows_major(a.locals[0], d, sum(sent))
+        _join_into([a.locals[m.src].narrow(d, m.src_start, m.rows) for b in range(world) if b != me for m in moves[me][b]], d, send)
+        recv = _rows_major(a.locals[0], d, sum(got))
+        row_bytes = a.locals[0].element_size() * math.prod(a.locals[0].shape[:d] + a.locals[0].shape[d + 1 :])
+        dist.all_to_all_single(_bytes(recv.movedim(d, 0)), _bytes(send.movedim(d, 0)), [n * row_bytes for n in got], [n * row_bytes for n in sent], group=a.group)
+        start = 0
+        for b in range(world):
+            if b == me:
+                continue
+            for m in moves[b][me]:
+                parts[m.dst].append((m.dst_start, recv.narrow(d, start, m.rows)))
+                start += m.rows
+    out = []
+    for j, sizes in enumerate(dst_sizes):
+        piece = a.locals[0].new_empty(_with(a.locals[0].shape, d, sizes[me]))
+        _join_into([p for _, p in sorted(parts[j], key=lambda e: e[0])], d, piece)
+        out.append(piece)
+    return out

@@ -1,0 +1,530 @@
+"""opendml.distributed with 2 and 4 processes: gloo on the CPU (what CI runs) and NCCL on GPUs
+(marked cuda; a world of N processes needs N GPUs). Every case builds one global tensor from a
+seed on every rank, shards it, runs the sharded operation and compares, bit for bit, with the same
+operation on the shards gathered back into one tensor. Argument mismatches between ranks must raise
+on every rank, and the world must still work afterwards (no collective left hanging).
+
+A world's processes are started once per module and run the cases in turn: starting a process
+that imports torch takes seconds here, a case a fraction of one."""
+
+import json
+import multiprocessing
+import os
+import queue
+import subprocess
+import sys
+import tempfile
+import traceback
+
+import pytest
+import torch
+import torch.distributed as dist
+
+import opendml
+import opendml.distributed as odd
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# Every process of a world is on this machine: gloo connects them over loopback rather than
+# through whatever address the host name resolves to (processes started here inherit it).
+os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
+# ---- the worlds ----------------------------------------------------------------------------------
+
+
+def _serve(rank, size, backend, init, tasks, results):
+    if backend == "nccl":
+        torch.cuda.set_device(rank)
+    dist.init_process_group(backend, init_method=init, rank=rank, world_size=size)
+    while (task := tasks.get()) is not None:
+        case, args = task
+        try:
+            case(*args)
+            results.put((rank, None))
+        except BaseException:  # reported to the test, which fails with it
+            results.put((rank, traceback.format_exc()))
+    dist.destroy_process_group()
+
+
+class World:
+    def __init__(self, backend, size):
+        ctx = multiprocessing.get_context("spawn")
+        self.size = size
+        self.dir = tempfile.TemporaryDirectory()
+        init = f"file://{self.dir.name}/store"
+        self.tasks = [ctx.Queue() for _ in range(size)]
+        self.results = ctx.Queue()
+        self.procs = [ctx.Process(target=_serve, args=(r, size, backend, init, self.tasks[r], self.results), daemon=True) for r in range(size)]
+        for p in self.procs:
+            p.start()
+        self.broken = False
+
+    def run(self, case, *args, timeout=120):
+        """Runs case(*args) on every rank; fails with every rank's traceback."""
+        assert not self.broken, "an earlier case left this world hanging"
+        for q in self.tasks:
+            q.put((case, args))
+        failures = {}
+        for _ in range(self.size):
+            try:
+                rank, error = self.results.get(timeout=timeout)
+            except queue.Empty:
+                self.broken = True
+                pytest.fail(f"{case.__name__}: no answer from every rank in {timeout} s (a hang)")
+            if error:
+                failures[rank] = error
+        assert not failures, "\n".join(f"rank {r}:\n{e}" for r, e in sorted(failures.items()))
+
+    def close(self):
+        for q in self.tasks:
+            q.put(None)
+        for p in self.procs:
+            p.join(timeout=10)
+            if p.is_alive():
+                p.kill()
+        self.dir.cleanup()
+
+
+WORLDS = [
+    pytest.param("gloo", 2, id="gloo-2"),
+    pytest.param("gloo", 4, id="gloo-4"),
+    pytest.param("nccl", 2, id="nccl-2", marks=pytest.mark.cuda),
+    pytest.param("nccl", 4, id="nccl-4", marks=pytest.mark.cuda),
+]
+_worlds = {}
+
+
+def _world(backend, size) -> World:
+    """The module's world of `size` processes on `backend`, started at its first use."""
+    if backend == "nccl" and torch.cuda.device_count() < size:
+        pytest.skip(f"{size} processes with NCCL need {size} GPUs; this machine has {torch.cuda.device_count()}")
+    if (backend, size) not in _worlds or _worlds[backend, size].broken:
+        if (backend, size) in _worlds:
+            _worlds[backend, size].close()
+        _worlds[backend, size] = World(backend, size)
+    return _worlds[backend, size]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _close_worlds():
+    yield
+    for w in _worlds.values():
+        w.close()
+    _worlds.clear()
+
+
+# ---- helpers that run on every rank --------------------------------------------------------------
+
+
+def _device():
+    return torch.device("cuda", torch.cuda.current_device()) if dist.get_backend() == "nccl" else torch.device("cpu")
+
+
+def _global(shape, dtype, density, seed):
+    """The same tensor on every rank, made on the CPU from the seed."""
+    g = torch.Generator().manual_seed(seed)
+    keep = torch.rand(shape, generator=g) < density
+    values = torch.randint(1, 100, shape, generator=g)
+    return (keep * values).to(dtype)
+
+
+def _shard(x, d):
+    """This rank's torch.chunk piece along d, on the device."""
+    rank, world = dist.get_rank(), dist.get_world_size()
+    sizes = odd.chunk_sizes(x.shape[d], world)
+    return x.narrow(d, sum(sizes[:rank]), sizes[rank]).to(_device())
+
+
+def _bits(t):
+    """The elements as integers of their width: bit-for-bit comparisons of any type (signed ones,
+    which every torch version compares and joins)."""
+    return t.view({1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()])
+
+
+def _gathered(local, d):
+    """Every rank's piece, joined along d on the host: the tensor the shards make up."""
+    local = local.cpu().contiguous()
+    pieces = [None] * dist.get_world_size()
+    dist.all_gather_object(pieces, (local.reshape(-1).view(torch.uint8).numpy().tobytes(), local.shape))
+    raw = [torch.frombuffer(bytearray(b), dtype=torch.uint8) if b else torch.empty(0, dtype=torch.uint8) for b, _ in pieces]
+    return torch.cat([_bits(r.view(local.dtype).reshape(shape)) for r, (_, shape) in zip(raw, pieces)], d).view(local.dtype)
+
+
+def _equal(got, want):
+    got = got.cpu()
+    assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape, want.dtype, want.shape)
+    assert torch.equal(_bits(got), _bits(want)), (got, want)
+
+
+def _by_rank(want, d, shape):
+    """The rows of the global coordinates `want` that each rank's shard along d holds, rank by rank."""
+    sizes = odd.chunk_sizes(shape[d], dist.get_world_size())
+    ends = torch.tensor(sizes).cumsum(0).tolist()
+    return [want[(want[:, d] >= end - n) & (want[:, d] < end)] for n, end in zip(sizes, ends)]
+
+
+def _mesh():
+    from torch.distributed.device_mesh import init_device_mesh
+
+    return init_device_mesh(_device().type, (dist.get_world_size(),))
+
+
+# ---- nonzero -------------------------------------------------------------------------------------
+
+NONZERO = [  # shape, sharded dim: uneven shards and empty ones included at 2 and 4 ranks
+    ((37,), 0),
+    ((8, 6), 0),
+    ((6, 10), 1),
+    ((3, 5, 7), 1),
+    ((3, 4, 9), 2),
+    ((5, 2, 3, 4), 2),
+    ((2, 3), 0),
+]
+
+
+def check_nonzero(shape, d, dtype, density, seed):
+    x = _global(shape, dtype, density, seed)
+    local = _shard(x, d)
+    whole = _gathered(local, d)
+    _equal(whole, x)
+    want = torch.nonzero(whole)
+    r = odd.nonzero(local, dim=d)
+    # This rank's rows: the global non-zeros whose coordinate along d falls in its shard, in order.
+    per_rank = _by_rank(want, d, shape)
+    mine = per_rank[dist.get_rank()]
+    assert r.coords.shape == (local.numel(), len(shape)) and r.coords.dtype == torch.int64
+    n = int(r.count)
+    assert n == len(mine)
+    _equal(r.coords[:n], mine)
+    counts = torch.tensor([len(rows) for rows in per_rank])
+    _equal(r.counts, counts)
+    _equal(r.offsets, torch.cumsum(counts, 0) - counts)
+    _equal(r.total, torch.tensor([len(want)]))
+    coords, total = odd.nonzero(local, dim=d, gather=True)
+    assert coords.shape == (x.numel(), len(shape))
+    _equal(total, torch.tensor([len(want)]))
+    _equal(coords[: len(want)], want)
+
+
+def case_nonzero():
+    for i, (shape, d) in enumerate(NONZERO):
+        for density in (0.0, 0.3, 1.0):
+            check_nonzero(shape, d, torch.float32, density, seed=i)
+    for dtype in (torch.bool, torch.int8, torch.float16, torch.bfloat16, torch.uint8, torch.int32):
+        check_nonzero((4, 9, 3), 1, dtype, 0.5, seed=7)
+
+
+def case_nonzero_dtensor():
+    from torch.distributed.tensor import Replicate, Shard, distribute_tensor
+
+    mesh = _mesh()
+    for shape, d in NONZERO[:5]:
+        x = _global(shape, torch.float32, 0.4, seed=11)
+        want = torch.nonzero(x)
+        for placement in (Shard(d), Replicate()):
+            xd = distribute_tensor(x.to(_device()), mesh, [placement])
+            coords, total = odd.nonzero(xd, gather=True)
+            _equal(total, torch.tensor([len(want)]))
+            _equal(coords[: len(want)], want)
+            r = odd.nonzero(xd)  # a replicated input counts as sharded along 0
+            _equal(r.total, torch.tensor([len(want)]))
+            # Gathered in rank order: each rank's rows of its shard (a replicated input counts as
+            # sharded along 0).
+            along = d if placement.is_shard() else 0
+            _equal(_gathered(r.coords[: int(r.count)], 0), torch.cat(_by_rank(want, along, shape)))
+
+
+def case_nonzero_validate_off():
+    # Without the exchange, even plain shards and DTensors (uneven ones too: torch.chunk's sizes)
+    # give the same results.
+    from torch.distributed.tensor import Shard, distribute_tensor
+
+    x = _global((8, 12), torch.float32, 0.5, seed=3)
+    want = torch.nonzero(x)
+    coords, total = odd.nonzero(_shard(x, 1), dim=1, gather=True, validate=False)
+    _equal(total, torch.tensor([len(want)]))
+    _equal(coords[: len(want)], want)
+    x = _global((7, 5), torch.float32, 0.5, seed=4)
+    want = torch.nonzero(x)
+    coords, total = odd.nonzero(distribute_tensor(x.to(_device()), _mesh(), [Shard(0)]), gather=True, validate=False)
+    _equal(total, torch.tensor([len(want)]))
+    _equal(coords[: len(want)], want)
+    parts = odd.split(distribute_tensor(x.to(_device()), _mesh(), [Shard(0)]), [2, 5], 0, validate=False)
+    _equal(parts[1].full_tensor(), x[2:])
+
+
+def case_subgroups():
+    # Each half of the world runs its own sharded operations in its own group: ranks and sizes are
+    # the group's, not the world's.
+    world, rank = dist.get_world_size(), dist.get_rank()
+    half = world // 2
+    groups = [dist.new_group(list(range(half))), dist.new_group(list(range(half, world)))]
+    group, me = groups[rank >= half], rank % half
+    x = _global((6, 9), torch.float32, 0.5, seed=20 + (rank >= half))
+    sizes = odd.chunk_sizes(9, half)
+    local = x[:, sum(sizes[:me]) : sum(sizes[: me + 1])].to(_device())
+    want = torch.nonzero(x)
+    r = odd.nonzero(local, dim=1, group=group)
+    assert r.counts.shape == (half,)
+    _equal(r.total, torch.tensor([len(want)]))
+    coords, total = odd.nonzero(local, dim=1, group=group, gather=True)
+    _equal(coords[: len(want)], want)
+    joined = odd.join([local, local], 1, dim=1, group=group, replicated=True)
+    _equal(joined, torch.cat([x, x], 1))
+    for g in groups:
+        dist.destroy_process_group(g)
+
+
+# ---- join and split ------------------------------------------------------------------------------
+
+JOIN = [  # global shapes, sharded dim, axis
+    ([(5, 3), (7, 3)], 0, 0),
+    ([(6, 2), (6, 3), (6, 1)], 0, 1),
+    ([(2, 9, 2), (2, 3, 2)], 1, 1),
+    ([(2, 4, 5), (2, 4, 5)], 2, 0),
+    ([(1, 2), (3, 2), (8, 2)], 0, 0),
+    ([(4,), (4,)], 0, 0),
+]
+
+
+def case_join():
+    for i, (shapes, d, axis) in enumerate(JOIN):
+        for dtype in (torch.float32, torch.bool, torch.float64, torch.complex64):
+            xs = [_global(s, dtype, 0.7, seed=i * 10 + k) for k, s in enumerate(shapes)]
+            want = torch.cat(xs, axis)
+            got = odd.join([_shard(x, d) for x in xs], axis, dim=d)
+            _equal(_gathered(got, d), want)
+            _equal(got, _shard(want, d).cpu())  # sharded as torch.chunk cuts the result
+            if axis == d:
+                _equal(odd.join([_shard(x, d) for x in xs], axis, dim=d, replicated=True), want)
+
+
+def case_split():
+    cases = [((11, 3), 0, 0, [4, 0, 7]), ((11, 3), 0, 1, [1, 2]), ((3, 13), 1, 1, [6, 6, 1]), ((2, 8, 3), 1, 1, 4), ((9,), 0, 0, [9])]
+    for i, (shape, d, axis, sizes) in enumerate(cases):
+        for dtype in (torch.float32, torch.int16, torch.float8_e4m3fn):
+            x = _global(shape, torch.float32, 0.7, seed=i).to(dtype)
+            want = torch.split(x, shape[axis] // sizes if isinstance(sizes, int) else sizes, axis)
+            parts = odd.split(_shard(x, d), sizes, axis, dim=d)
+            assert len(parts) == len(want)
+            for p, w in zip(parts, want):
+                _equal(_gathered(p, d), w)
+                _equal(p, _shard(w, d).cpu())
+
+
+def case_dtensor_join_split():
+    from torch.distributed.tensor import Replicate, Shard, distribute_tensor
+
+    mesh = _mesh()
+    a, b = _global((6, 5), torch.float32, 0.5, 1), _global((3, 5), torch.float32, 0.5, 2)
+    for placement in (Shard(0), Shard(1), Replicate()):
+        ad, bd = (distribute_tensor(t.to(_device()), mesh, [placement]) for t in (a, b))
+        y = odd.join([ad, bd], 0)
+        assert y.placements == (placement,) and y.shape == (9, 5)
+        _equal(y.full_tensor(), torch.cat([a, b]))
+        p, q = odd.split(y, [2, 7], 0)
+        assert p.placements == (placement,) and q.shape == (7, 5)
+        _equal(p.full_tensor(), a[:2])
+        _equal(q.full_tensor(), torch.cat([a[2:], b]))
+    ad, bd = (distribute_tensor(t.to(_device()), mesh, [Shard(0)]) for t in (a, b))
+    y = odd.join([ad, bd], 0, replicated=True)
+    assert y.placements == (Replicate(),)
+    _equal(y.to_local(), torch.cat([a, b]))
+
+
+def case_no_movement_when_pieces_line_up():
+    # Inputs whose rows all stay on the ranks that hold them: no collective at all (any would fail
+    # here), where an uneven split of the same rows does move some.
+    world = dist.get_world_size()
+    a = _global((2 * world, 3), torch.float32, 1.0, seed=5)
+    all_to_all = odd.dist.all_to_all_single
+
+    def refused(*args, **kwargs):
+        raise AssertionError("a collective where no row changes rank")
+
+    odd.dist.all_to_all_single = refused
+    try:
+        got = odd.join([_shard(a, 0), _shard(a[:0], 0)], 0, dim=0, validate=False)
+        _equal(got, _shard(a, 0).cpu())
+        parts = odd.split(_shard(a, 0), [2 * world, 0], 0, dim=0, validate=False)
+        _equal(parts[0], _shard(a, 0).cpu())
+        assert parts[1].shape == (0, 3)
+        with pytest.raises(AssertionError, match="no row changes rank"):
+            odd.split(_shard(a, 0), [1, 2 * world - 1], 0, dim=0, validate=False)
+    finally:
+        odd.dist.all_to_all_single = all_to_all
+
+
+def case_graph_capture():
+    # Captured on each rank after a warm-up (which compiles the DirectML operator and the Triton
+    # kernel, and checks the arguments once: the check waits for the host, so the captured calls
+    # leave it out), then replayed on new values. NCCL's watchdog thread polls events during the
+    # capture, hence the thread-local capture mode.
+    from test_torch_cuda import warm_then_capture  # here: importing it costs every process seconds
+
+    shape, d = (64, 96), 1
+    local = _shard(torch.zeros(shape), d)
+
+    def run():
+        return odd.nonzero(local, dim=d, validate=False), odd.nonzero(local, dim=d, gather=True, validate=False)
+
+    odd.nonzero(local, dim=d)
+    graph, (sharded, (coords, total)) = warm_then_capture(run, capture_error_mode="thread_local")
+    for seed, density in enumerate((0.0, 0.05, 0.5, 1.0)):
+        x = _global(shape, torch.float32, density, seed)
+        local.copy_(_shard(x, d))
+        graph.replay()
+        torch.cuda.synchronize()
+        want = torch.nonzero(x)
+        mine = _by_rank(want, d, shape)[dist.get_rank()]
+        _equal(sharded.count, torch.tensor([len(mine)]))
+        _equal(sharded.coords[: len(mine)], mine)
+        _equal(total, torch.tensor([len(want)]))
+        _equal(coords[: len(want)], want)
+
+
+def case_no_host_wait():
+    # With the argument check left out, nothing waits for the host: CUDA's sync debug mode turns
+    # every synchronizing call torch makes into an error. (The graph capture proves it for nonzero
+    # too; this covers the joins and splits as well, which move data through all-to-alls.)
+    x = _global((16, 24), torch.float32, 0.5, seed=9)
+    across, down = _shard(x, 1), _shard(x, 0)
+
+    def run():
+        return (odd.nonzero(across, dim=1, validate=False), odd.nonzero(across, dim=1, gather=True, validate=False),
+                odd.join([down, down], 0, dim=0, validate=False), odd.join([down, down], 0, dim=0, replicated=True, validate=False),
+                odd.split(down, [3, 13], 0, dim=0, validate=False))
+
+    run()  # compiles the operators and the Triton kernel, connects NCCL
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        sharded, (coords, total), joined, whole, parts = run()
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+    torch.cuda.synchronize()
+    want = torch.nonzero(x)
+    _equal(sharded.coords[: int(sharded.count)], _by_rank(want, 1, x.shape)[dist.get_rank()])
+    _equal(coords[: len(want)], want)
+    _equal(joined, _shard(torch.cat([x, x]), 0).cpu())
+    _equal(whole, torch.cat([x, x]))
+    _equal(parts[1], _shard(x[3:], 0).cpu())
+
+
+# ---- mismatches between ranks --------------------------------------------------------------------
+
+
+def case_mismatches_raise_on_every_rank():
+    rank, dev = dist.get_rank(), _device()
+    last = dist.get_world_size() - 1
+    x = torch.ones(4, 3, device=dev)
+    with pytest.raises(opendml.Error, match=r"input 0 is torch.float64 \[4, 3\] on \w+ on rank %d but torch.float32" % last):
+        odd.nonzero(x.double() if rank == last else x, dim=0)
+    with pytest.raises(opendml.Error, match="sharded along"):
+        odd.nonzero(x, dim=1 if rank == last else 0)
+    with pytest.raises(opendml.Error, match="except along the sharded dimension 0"):
+        odd.nonzero(torch.ones(4, 2 if rank == last else 3, device=dev), dim=0)
+    with pytest.raises(opendml.Error, match="disagree on the arguments"):
+        odd.join([x, x], 1 if rank == last else 0, dim=0)
+    with pytest.raises(opendml.Error, match=r"axis 5 is outside .* \(on rank 0\)|disagree"):
+        odd.split(x, [1, 3], 5 if rank == 0 else 0, dim=0)
+    with pytest.raises(opendml.Error, match=r"axis 2 is outside .*\(on rank 0\)"):
+        odd.nonzero(x, dim=2 if rank == 0 else 0)  # a problem on one rank only
+    with pytest.raises(TypeError, match=r"expected a torch.Tensor .*\(on rank %d\)" % last):
+        odd.nonzero("x" if rank == last else x, dim=0)
+    with pytest.raises(opendml.Error, match="add up to"):  # the same bad sizes everywhere
+        odd.split(x, [1, 1], 0, dim=0)
+    with pytest.raises(opendml.Error, match="shards along dimension 0 differ"):
+        odd.join([torch.ones(4, 2, device=dev), torch.ones(4 + (rank == 0) - (rank == 1), 2, device=dev)], 1, dim=0)
+    with pytest.raises(TypeError, match=r"expected a list of tensors, got Tensor \(on rank %d\)" % last):
+        odd.join(x if rank == last else [x], 0, dim=0)
+    with pytest.raises(opendml.Error, match="sizes is 'ab'"):
+        odd.split(x, "ab", 0, dim=0)
+    with pytest.raises(opendml.Error, match="disagree on the arguments: rank 0 has .*, rank %d has .*object" % last):
+        odd.split(x, object() if rank == last else [4], 0, dim=0)
+    # The world still works: nothing was left hanging.
+    coords, total = odd.nonzero(x, dim=0, gather=True)
+    assert int(total) == x.numel() * dist.get_world_size()
+
+
+def case_benchmark(path):
+    # The benchmark's measuring code at a tiny size on this world (torchrun's part is
+    # test_benchmark_command's).
+    sys.path.insert(0, os.path.join(REPO, "bench", "python"))
+    import bench_distributed
+
+    rows = bench_distributed.main(["--device", _device().type, "--log2", "10", "--repeat", "2", "--json", path])
+    if dist.get_rank() == 0:
+        with open(path) as f:
+            written = json.load(f)["rows"]
+        assert written == rows
+        methods = {(r["case"], r["method"]) for r in rows}
+        assert ("nonzero", "sharded along 0") in methods and ("join", "along 0 (sharded)") in methods
+        assert all(r["gpus"] == dist.get_world_size() and r["ms"] > 0 for r in rows)
+        assert all(r["efficiency"] > 0 for r in rows if r["method"].startswith(("sharded", "along")))
+
+
+CASES = [case_nonzero, case_nonzero_dtensor, case_nonzero_validate_off, case_subgroups, case_join, case_split, case_dtensor_join_split,
+         case_no_movement_when_pieces_line_up, case_mismatches_raise_on_every_rank]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.__name__[5:])
+@pytest.mark.parametrize("backend, size", WORLDS)
+def test_distributed(backend, size, case):
+    _world(backend, size).run(case)
+
+
+@pytest.mark.parametrize("backend, size", WORLDS)
+def test_benchmark_runs(backend, size, tmp_path):
+    _world(backend, size).run(case_benchmark, str(tmp_path / "bench.json"))
+
+
+def test_benchmark_command():
+    # Without torchrun the benchmark is a world of one process: its command line, at a tiny size.
+    done = subprocess.run([sys.executable, os.path.join(REPO, "bench", "python", "bench_distributed.py"), "--device", "cpu", "--log2", "8", "--repeat", "1"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "| nonzero | 1 | 2^8 | sharded along 0 |" in done.stdout, done.stdout
+
+
+def test_offset_kernel_compiles_for_hopper():
+    # What the interpreter cannot show: the kernel compiles to sm_90 machine code (Triton brings
+    # its own ptxas, so no GPU is needed), with the 32- and 64-bit integers it may be given.
+    triton = pytest.importorskip("triton")
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    for bits in (32, 64):
+        signature = {"column": "*i64", "count": "*i64", "offset": f"i{bits}", "row_stride": f"i{bits}", "BLOCK": "constexpr"}
+        compiled = triton.compile(ASTSource(fn=odd._triton_kernel, signature=signature, constexprs={"BLOCK": 1024}), target=GPUTarget("cuda", 90, 32))
+        assert compiled.asm["cubin"]
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("size", [2, 4])
+def test_graph_capture_of_the_sharded_nonzero(size):
+    _world("nccl", size).run(case_graph_capture)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("size", [2, 4])
+def test_no_host_wait_on_the_gpu(size):
+    _world("nccl", size).run(case_no_host_wait)
+
+
+def test_offset_kernel_in_tritons_interpreter():
+    # The Triton kernel that adds a shard's offset runs on GPUs only; Triton's interpreter runs it
+    # on the CPU (it must be chosen before triton is imported, hence the fresh process). Blocks of
+    # 2 rows over 4 programs make the grid-stride loop go round.
+    pytest.importorskip("triton")
+    script = """
+import torch
+import opendml.distributed as odd
+coords = torch.arange(40, dtype=torch.int64).view(20, 2).clone()
+want = coords.clone()
+want[:13, 1] += 1000
+odd._triton_add(coords, torch.tensor([13]), 1, 1000, block=2)
+assert torch.equal(coords, want), coords
+"""
+    env = dict(os.environ, TRITON_INTERPRET="1")
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
