@@ -1,7 +1,9 @@
-// The 64-bit index extension (docs/contract.md section 7): what it allows, that nothing changes
-// without it, and NONZERO's 64-bit outputs on the test device. (Inputs past 2^32 elements run in
-// the CUDA suite, where there is memory for them.)
+// The extensions (docs/contract.md section 7): 64-bit indices and coordinate offsets, what they
+// allow, that nothing changes without them, and their NONZERO outputs on the test device. (Inputs
+// past 2^32 elements run in the CUDA suite, where there is memory for them.)
 #include <gtest/gtest.h>
+
+#include <cstring>
 
 #include "support/expect.h"
 #include "support/random_cases.h"
@@ -102,6 +104,87 @@ TEST(DeviceExtension, ExtensionAloneChangesNoResult) {
       default: random_nonzero_coordinates(rng).extensions(kWide).run();
     }
   });
+}
+
+
+// ---- Coordinate offsets ----
+
+constexpr uint32_t kOffsets = ODML_EXTENSION_COORDINATE_OFFSETS;
+
+odml_status create_with_offsets(const OpDesc& d, uint32_t extensions, std::vector<uint64_t> offsets,
+                                std::string* message = nullptr) {
+  odml_operator op = nullptr;
+  const odml_operator_options options{extensions, static_cast<uint32_t>(offsets.size()),
+                                      offsets.empty() ? nullptr : offsets.data()};
+  const odml_status status =
+      odml_operator_create_with_options(cpu_device().get(), &d.get(), DML_FEATURE_LEVEL(0), &options, &op);
+  if (message != nullptr) *message = odml_last_error_message();
+  odml_operator_destroy(op);
+  return status;
+}
+
+TEST(Extension, CoordinateOffsetsAreCheckedAtCreation) {
+  const OpDesc d = nonzero(kF32, {4, 6}, DML_TENSOR_DATA_TYPE_UINT32, {24, 2});
+  std::string message;
+  EXPECT_EQ(create_with_offsets(d, kOffsets, {10, 20}), ODML_STATUS_SUCCESS);
+  EXPECT_EQ(create_with_offsets(d, 0, {10, 20}, &message), kInvalid);
+  EXPECT_NE(message.find("without ODML_EXTENSION_COORDINATE_OFFSETS"), std::string::npos) << message;
+  EXPECT_EQ(create_with_offsets(d, kOffsets, {}, &message), kInvalid);
+  EXPECT_NE(message.find("needs an offset per coordinate column"), std::string::npos) << message;
+  EXPECT_TRUE(create_fails(d, kInvalid, {"needs an offset per coordinate column"}, DML_FEATURE_LEVEL(0), kOffsets));
+  EXPECT_EQ(create_with_offsets(d, kOffsets, std::vector<uint64_t>(9, 0), &message), kInvalid);
+  EXPECT_EQ(create_with_offsets(d, kOffsets, {1, 2, 3}, &message), kInvalid);
+  EXPECT_NE(message.find("3 coordinate offsets were given for 2 coordinate columns"), std::string::npos) << message;
+  // The largest coordinate of each column must stay within the coordinates' type.
+  EXPECT_EQ(create_with_offsets(d, kOffsets, {0, 0xFFFFFFFFull - 5}), ODML_STATUS_SUCCESS);
+  EXPECT_EQ(create_with_offsets(d, kOffsets, {0, 0xFFFFFFFFull - 4}, &message), kInvalid);
+  EXPECT_NE(message.find("coordinate offset 1 is 4294967291"), std::string::npos) << message;
+  const OpDesc wide = nonzero(kF32, {4, 6}, kI64, {24, 2});
+  EXPECT_EQ(create_with_offsets(wide, kOffsets | kWide, {uint64_t{INT64_MAX} - 3, 0}), ODML_STATUS_SUCCESS);
+  EXPECT_EQ(create_with_offsets(wide, kOffsets | kWide, {uint64_t{INT64_MAX} - 2, 0}), kInvalid);
+  EXPECT_EQ(create_with_offsets(nonzero(kF32, {4, 6}, kU64, {24, 2}), kOffsets | kWide, {UINT64_MAX - 3, 0}),
+            ODML_STATUS_SUCCESS);
+  // A null array with a count is refused, not read.
+  odml_operator op = nullptr;
+  const odml_operator_options null_offsets{kOffsets, 2, nullptr};
+  EXPECT_EQ(odml_operator_create_with_options(cpu_device().get(), &d.get(), DML_FEATURE_LEVEL(0), &null_offsets, &op),
+            kInvalid);
+  // JOIN and SPLIT write no coordinates.
+  const OpDesc join = OpDesc::join({spec(kU8, {2, 3}), spec(kU8, {2, 3})}, spec(kU8, {4, 3}), 0);
+  EXPECT_EQ(create_with_offsets(join, kOffsets, {1}, &message), kInvalid);
+  EXPECT_NE(message.find("applies to NONZERO_COORDINATES only"), std::string::npos) << message;
+}
+
+TEST(DeviceExtension, NonzeroCoordinateOffsets) {
+  NonzeroTester().sizes({5, 7}).coordinate_offsets({100, 3}).run();
+  NonzeroTester().type(kU8).sizes({6}).density(1.0).coordinate_offsets({1u << 31}).run();
+  NonzeroTester().sizes({1, 1, 4, 6}).n(2).coordinate_offsets({7, 0}).run();
+  // Vector rows (N = 2, 4, 8) and column-major coordinates.
+  NonzeroTester().sizes({2, 3, 4, 5}).density(0.9).coordinate_offsets({1, 2, 3, 4}).run();
+  NonzeroTester().sizes({2, 2, 2, 2, 2, 2, 2, 3}).density(0.9).coordinate_offsets({9, 8, 7, 6, 5, 4, 3, 2}).run();
+  NonzeroTester().sizes({3, 4}).coordinates_strides({1, 12}).coordinate_offsets({40, 50}).run();
+  NonzeroTester().extensions(kWide).index_type(kI64).sizes({300, 70}).coordinate_offsets({1000, 0}).run();
+}
+
+// Offsets past 32 bits, which only 64-bit coordinates hold: read back as int64 and compared here.
+TEST(DeviceExtension, NonzeroCoordinateOffsetsPast32Bits) {
+  const std::vector<float> values = {0, 1, 0, 2, 3, 0, 0, 4, 5, 0, 6, 0};  // [3, 4]
+  const OpDesc d = nonzero(kF32, {3, 4}, kI64, {12, 2});
+  RunOptions options;
+  options.extensions = kWide | kOffsets;
+  options.coordinate_offsets = {uint64_t{1} << 40, 7};
+  const RunOutputs out = run_operator(d, {to_bytes(values)}, options);
+  ASSERT_FALSE(out.empty());
+  int64_t count = 0;
+  std::memcpy(&count, out[0][0].data(), 8);
+  ASSERT_EQ(count, 6);
+  std::vector<int64_t> rows(12);
+  std::memcpy(rows.data(), out[0][1].data(), 12 * 8);
+  std::vector<int64_t> want;
+  for (int64_t i = 0; i < 12; ++i)
+    if (values[i] != 0) want.insert(want.end(), {(int64_t{1} << 40) + i / 4, 7 + i % 4});
+  rows.resize(want.size());
+  EXPECT_EQ(rows, want);
 }
 
 }  // namespace

@@ -97,13 +97,29 @@ typedef enum odml_extension OPENDML_ENUM_BASE {
   /* 64-bit indices: NONZERO_COORDINATES may write INT64 or UINT64 counts and coordinates, and
    * tensors of every operator may hold up to 2^64 - 1 elements instead of 2^32 - 1. */
   ODML_EXTENSION_64BIT_INDICES = 1,
-  ODML_EXTENSIONS_ALL = 1
+  /* Coordinate offsets: NONZERO_COORDINATES adds a constant to every coordinate of column j it
+   * writes (the coordinates of a shard of a larger tensor in that tensor). The offsets come with
+   * odml_operator_create_with_options. */
+  ODML_EXTENSION_COORDINATE_OFFSETS = 2,
+  ODML_EXTENSIONS_ALL = 3
 } odml_extension;
 
 /* odml_operator_create with extensions: a bitwise OR of odml_extension values. */
 OPENDML_API odml_status odml_operator_create_ex(odml_device device, const DML_OPERATOR_DESC* desc,
                                                 DML_FEATURE_LEVEL feature_level, uint32_t extensions,
                                                 odml_operator* op);
+
+/* The extensions and the values some of them need (docs/contract.md section 7). */
+typedef struct odml_operator_options {
+  uint32_t extensions;                /* a bitwise OR of odml_extension values */
+  uint32_t coordinate_offset_count;   /* with ODML_EXTENSION_COORDINATE_OFFSETS: N, else 0 */
+  const uint64_t* coordinate_offsets; /* offset of coordinate column j; copied by the call */
+} odml_operator_options;
+
+/* odml_operator_create with options (null: none, as odml_operator_create). */
+OPENDML_API odml_status odml_operator_create_with_options(odml_device device, const DML_OPERATOR_DESC* desc,
+                                                          DML_FEATURE_LEVEL feature_level,
+                                                          const odml_operator_options* options, odml_operator* op);
 OPENDML_API void odml_operator_destroy(odml_operator op);
 
 /* Plans the operator for its device. The compiled operator is independent of op. */

@@ -254,9 +254,15 @@ class Operator {
       : Operator(device, desc.desc(), level, extensions) {}
   Operator(const Device& device, const DML_OPERATOR_DESC& desc, DML_FEATURE_LEVEL level = DML_FEATURE_LEVEL(0),
            uint32_t extensions = ODML_EXTENSION_NONE)
+      : Operator(device, desc, level, odml_operator_options{extensions, 0, nullptr}) {}
+  // options: extensions with the values they need (ODML_EXTENSION_COORDINATE_OFFSETS' offsets).
+  Operator(const Device& device, const OperatorDesc& desc, DML_FEATURE_LEVEL level, const odml_operator_options& options)
+      : Operator(device, desc.desc(), level, options) {}
+  Operator(const Device& device, const DML_OPERATOR_DESC& desc, DML_FEATURE_LEVEL level,
+           const odml_operator_options& options)
       : device_(device) {
     odml_operator op = nullptr;
-    check(odml_operator_create_ex(device.get(), &desc, level, extensions, &op));
+    check(odml_operator_create_with_options(device.get(), &desc, level, &options, &op));
     handle_.reset(op);
   }
   odml_operator get() const { return handle_.get(); }

@@ -155,10 +155,19 @@ odml_status odml_operator_create(odml_device device, const DML_OPERATOR_DESC* de
 
 odml_status odml_operator_create_ex(odml_device device, const DML_OPERATOR_DESC* desc, DML_FEATURE_LEVEL feature_level,
                                     uint32_t extensions, odml_operator* op) {
+  const odml_operator_options options{extensions, 0, nullptr};
+  return odml_operator_create_with_options(device, desc, feature_level, &options, op);
+}
+
+odml_status odml_operator_create_with_options(odml_device device, const DML_OPERATOR_DESC* desc,
+                                              DML_FEATURE_LEVEL feature_level, const odml_operator_options* options,
+                                              odml_operator* op) {
   return record([&]() -> Status {
     if (device == nullptr) return null_argument("odml_operator_create", "device");
     if (op == nullptr) return null_argument("odml_operator_create", "op");
-    auto def = opendml::internal::create_operator_def(desc, {feature_level, extensions});
+    auto create = opendml::internal::read_create_options(feature_level, options);
+    if (!create.ok()) return create.status();
+    auto def = opendml::internal::create_operator_def(desc, std::move(*create));
     if (!def.ok()) return def.status();
     *op = new odml_operator_s{device->device, std::move(*def)};
     return {};

@@ -31,6 +31,28 @@ uint32_t effective_rank(const Tensor& t) {
   return t.rank - leading;
 }
 
+// ODML_EXTENSION_COORDINATE_OFFSETS (docs/contract.md section 7): an offset per coordinate column,
+// each keeping the largest coordinate of its column within the coordinates' data type.
+Status check_coordinate_offsets(const CreateOptions& options, const Tensor& input, DML_TENSOR_DATA_TYPE type,
+                                uint32_t n) {
+  if (!options.has(ODML_EXTENSION_COORDINATE_OFFSETS)) return {};
+  const std::vector<uint64_t>& offsets = options.coordinate_offsets;
+  if (offsets.size() != n)
+    return invalid_argument(kOp, ": ", offsets.size(), " coordinate offsets were given for ", n,
+                            " coordinate columns (OutputCoordinatesTensor's N)");
+  const uint64_t max = type == DML_TENSOR_DATA_TYPE_UINT32  ? kMaxElements
+                       : type == DML_TENSOR_DATA_TYPE_INT64 ? uint64_t{INT64_MAX}
+                                                            : UINT64_MAX;
+  for (uint32_t j = 0; j < n; ++j) {
+    const uint64_t largest = input.sizes[input.rank - n + j] - 1;
+    if (offsets[j] > max - largest)
+      return invalid_argument(kOp, ": coordinate offset ", j, " is ", offsets[j], "; with coordinates up to ", largest,
+                              " in that column the largest would pass ", max, ", the most a ",
+                              data_type_name(type), " coordinate holds");
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<OperatorDef> validate_nonzero_coordinates(const DML_NONZERO_COORDINATES_OPERATOR_DESC& desc,
@@ -112,6 +134,7 @@ Result<OperatorDef> validate_nonzero_coordinates(const DML_NONZERO_COORDINATES_O
     return invalid_argument(op, "OutputCoordinatesTensor.Sizes[", r - 1, "] (N) is ", n, "; it must be from ", min_n,
                             " (the effective rank of InputTensor.Sizes ", dims_to_string(input.sizes, input.rank),
                             ", at least 1) to ", input.rank, " (InputTensor.DimensionCount)");
+  ODML_RETURN_IF_ERROR(check_coordinate_offsets(options, input, coordinates.data_type, static_cast<uint32_t>(n)));
 
   OperatorDef def;
   def.type = DML_OPERATOR_NONZERO_COORDINATES;
@@ -162,6 +185,8 @@ NonzeroPlan plan_nonzero_coordinates(const OperatorDef& op) {
   plan.column_stride = coordinates.strides[r - 1];
   plan.count_bytes = data_type_info(count.data_type)->bits / 8;
   plan.coordinate_bytes = data_type_info(coordinates.data_type)->bits / 8;
+  const std::vector<uint64_t>& offsets = op.options.coordinate_offsets;
+  std::copy(offsets.begin(), offsets.end(), plan.column_offsets.begin());
   return plan;
 }
 

@@ -25,7 +25,8 @@ struct NamedTensor {
 // extensions the caller opted into (section 7).
 struct CreateOptions {
   DML_FEATURE_LEVEL feature_level = DML_FEATURE_LEVEL(0);
-  uint32_t extensions = 0;  // odml_extension bits
+  uint32_t extensions = 0;                     // odml_extension bits
+  std::vector<uint64_t> coordinate_offsets;  // ODML_EXTENSION_COORDINATE_OFFSETS' values
 
   bool has(odml_extension extension) const { return (extensions & extension) != 0; }
   uint64_t max_elements() const { return has(ODML_EXTENSION_64BIT_INDICES) ? kMaxElements64 : kMaxElements; }
@@ -52,6 +53,10 @@ struct OperatorEntry {
   Result<OperatorDef> (*validate)(const void* desc, const CreateOptions& options);
   Plan (*plan)(const OperatorDef& op);
 };
+
+// Copies the C ABI's odml_operator_options (null: none) into CreateOptions, checking what can be
+// checked without the operator: unknown bits, and the offsets' count.
+Result<CreateOptions> read_create_options(DML_FEATURE_LEVEL feature_level, const odml_operator_options* options);
 
 // Validates desc: the operator's row, after the checks every operator shares.
 Result<OperatorDef> create_operator_def(const DML_OPERATOR_DESC* desc, CreateOptions options);

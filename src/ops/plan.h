@@ -78,6 +78,8 @@ struct NonzeroPlan {
   uint64_t column_stride = 0;
   uint32_t count_bytes = 4;
   uint32_t coordinate_bytes = 4;
+  // Added to coordinate j of every row (ODML_EXTENSION_COORDINATE_OFFSETS; zero without it).
+  Dims column_offsets{};
 };
 
 using Plan = std::variant<CopyPlan, NonzeroPlan>;

@@ -158,6 +158,13 @@ class NonzeroTester : public Tester<NonzeroTester> {
     return set(values_, std::optional<Bytes>(to_bytes(v)));
   }
   NonzeroTester& expect_count(uint32_t count) { return set(expected_count_, std::optional<uint32_t>(count)); }
+  // ODML_EXTENSION_COORDINATE_OFFSETS with these offsets, one per coordinate column: the rows
+  // expected are the oracle's plus the offsets.
+  NonzeroTester& coordinate_offsets(Shape offsets) {
+    options_.extensions |= ODML_EXTENSION_COORDINATE_OFFSETS;
+    options_.coordinate_offsets.assign(offsets.begin(), offsets.end());
+    return static_cast<NonzeroTester&>(*this);
+  }
   NonzeroTester& expect_rows(std::vector<Shape> rows) { return set(expected_rows_, std::move(rows)); }
   void run();
 

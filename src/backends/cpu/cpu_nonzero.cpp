@@ -99,14 +99,15 @@ class CpuNonzeroKernel final : public Kernel {
 
     auto* coordinates = reinterpret_cast<C*>(args.outputs[1]);
     const uint64_t row_stride = plan_.row_stride, column_stride = plan_.column_stride;
+    const Dims& offsets = plan_.column_offsets;
 #pragma omp parallel for schedule(static) if (chunks_ > 1)
     for (uint64_t c = 0; c < chunks_; ++c) {
       C* out = coordinates + first_row[c] * row_stride;
       for_each_run_of_chunk(c, input, sizeof(T), [&](const Dims& coord, const std::byte* p, uint64_t count) {
         for_each_mask<T>(p, stride, count, mask, [&](uint64_t first, uint64_t bits) {
           for (; bits != 0; bits &= bits - 1) {
-            for (uint32_t j = 0; j < last; ++j) out[j * column_stride] = static_cast<C>(coord[j]);
-            out[last * column_stride] = static_cast<C>(coord[last] + first + std::countr_zero(bits));
+            for (uint32_t j = 0; j < last; ++j) out[j * column_stride] = static_cast<C>(coord[j] + offsets[j]);
+            out[last * column_stride] = static_cast<C>(coord[last] + first + std::countr_zero(bits) + offsets[last]);
             out += row_stride;
           }
         });

@@ -65,6 +65,7 @@ struct NonzeroParams {
   uint32_t columns;  // N
   FastDivmod column_sizes[kMaxRank];
   uint64_t row_stride, column_stride;
+  uint64_t column_offsets[kMaxRank];  // added to coordinate j (zero without the extension)
   bool vector_rows;  // rows are dense and aligned: N = 2, 4, 8 words stored as 8- or 16-byte vectors
 };
 
@@ -258,7 +259,8 @@ struct Staging {
 // A row per thread: its N coordinates unravelled with N - 1 divisions (the leading dimensions of
 // the input have size 1) and stored as vectors where the rows are dense, aligned and 32-bit, else
 // a coordinate at a time. Consecutive threads write consecutive rows: coalesced for dense rows and
-// for column-major coordinates alike. C is the coordinate type.
+// for column-major coordinates alike. C is the coordinate type; each coordinate gets its column's
+// offset (docs/contract.md section 7).
 template <uint32_t N, uint32_t kTileWords, class Index, class C>
 __device__ __forceinline__ void write_rows(const NonzeroParams& p, const Staging<kTileWords>& staging, Index tile_begin,
                                            Index first_row, uint32_t tile_total) {
@@ -272,21 +274,23 @@ __device__ __forceinline__ void write_rows(const NonzeroParams& p, const Staging
       index = q;
     }
     c[0] = index;
+    C v[N];  // the coordinates as stored, offsets added in C's width
+#pragma unroll
+    for (uint32_t j = 0; j < N; ++j) v[j] = static_cast<C>(static_cast<C>(c[j]) + static_cast<C>(p.column_offsets[j]));
     C* out = static_cast<C*>(p.coordinates) + (uint64_t{first_row} + row) * p.row_stride;
     if (sizeof(C) == 4 && p.vector_rows) {
       if constexpr (sizeof(C) == 4 && N == 2) {
-        *reinterpret_cast<uint2*>(out) = make_uint2(static_cast<C>(c[0]), static_cast<C>(c[1]));
+        *reinterpret_cast<uint2*>(out) = make_uint2(v[0], v[1]);
         continue;
       } else if constexpr (sizeof(C) == 4 && (N == 4 || N == 8)) {
 #pragma unroll
         for (uint32_t j = 0; j < N; j += 4)
-          *reinterpret_cast<uint4*>(out + j) = make_uint4(static_cast<C>(c[j]), static_cast<C>(c[j + 1]),
-                                                          static_cast<C>(c[j + 2]), static_cast<C>(c[j + 3]));
+          *reinterpret_cast<uint4*>(out + j) = make_uint4(v[j], v[j + 1], v[j + 2], v[j + 3]);
         continue;
       }
     }
 #pragma unroll
-    for (uint32_t j = 0; j < N; ++j) out[j * p.column_stride] = static_cast<C>(c[j]);
+    for (uint32_t j = 0; j < N; ++j) out[j * p.column_stride] = v[j];
   }
 }
 
@@ -459,6 +463,7 @@ class CudaNonzeroKernel final : public Kernel {
       p.column_sizes[j] = FastDivmod(static_cast<uint32_t>(plan.column_sizes[j]));
     p.row_stride = plan.row_stride;
     p.column_stride = plan.column_stride;
+    for (uint32_t j = 0; j < plan.columns; ++j) p.column_offsets[j] = plan.column_offsets[j];
 
     // As many blocks as can be resident at once (the grid barrier needs all of them), each taking
     // an equal share of the tiles.
