@@ -77,10 +77,10 @@ def _lowering(target: str, platform: str):
     """The FFI call of `target`, with the handlers' three attributes (python/src/jax_ffi.cpp)."""
     rule = jax.ffi.ffi_lowering(target)
 
-    def lower(ctx, *args, type, axis=1, batched=False, **_):
+    def lower(ctx, *args, dml_type, axis=1, batched=False, **_):
         if target not in _TARGETS.get(platform, {}):
             raise opendml.UnsupportedError(f"opendml.jax: this build of opendml has no {platform} backend")
-        return rule(ctx, *args, type=np.int64(type), axis=np.int64(axis), batched=np.int64(batched))
+        return rule(ctx, *args, dml_type=np.int64(dml_type), axis=np.int64(axis), batched=np.int64(batched))
 
     return lower
 
@@ -97,19 +97,19 @@ def _primitive(name: str, target: str, multiple_results: bool) -> Primitive:
     return p
 
 
-# nonzero_p(x, type, batched, index) -> (count, coords): the results in DirectML's order. Batched, the
+# nonzero_p(x, dml_type, batched, index) -> (count, coords): the results in DirectML's order. Batched, the
 # leading dimension of x and of both results is a batch of independent calls.
 nonzero_p = _primitive("opendml_nonzero", "opendml_nonzero", True)
 
 
 @nonzero_p.def_abstract_eval
-def _nonzero_abstract(x, *, type, batched, index):
+def _nonzero_abstract(x, *, dml_type, batched, index):
     batch, item = (x.shape[:1], x.shape[1:]) if batched else ((), x.shape)
     dtype = np.dtype(index)
     return (jax.core.ShapedArray(batch + (1,), dtype), jax.core.ShapedArray(batch + (math.prod(item), len(item)), dtype))
 
 
-def _nonzero_batch(args, dims, *, type, batched, index):
+def _nonzero_batch(args, dims, *, dml_type, batched, index):
     (x,), (d,) = args, dims
     x = jnp.moveaxis(x, d, 0)
     lead = x.shape[:2] if batched else x.shape[:1]  # already a batch: the two become one
@@ -117,32 +117,32 @@ def _nonzero_batch(args, dims, *, type, batched, index):
     count_shape, coords_shape = lead + (1,), lead + (math.prod(item), len(item))
     if x.size == 0:
         return (jnp.zeros(count_shape, index), jnp.zeros(coords_shape, index)), (0, 0)
-    count, coords = nonzero_p.bind(x.reshape((math.prod(lead),) + item), type=type, batched=True, index=index)
+    count, coords = nonzero_p.bind(x.reshape((math.prod(lead),) + item), dml_type=dml_type, batched=True, index=index)
     return (count.reshape(count_shape), coords.reshape(coords_shape)), (0, 0)
 
 
 def _nonzero_jvp(primals, tangents, **params):
     outs = nonzero_p.bind(*primals, **params)
-    return outs, [ad.Zero(jax.core.get_aval(o).to_tangent_aval()) for o in outs]
+    return outs, [ad.Zero(jax.typeof(o).to_tangent_aval()) for o in outs]
 
 
 batching.primitive_batchers[nonzero_p] = _nonzero_batch
 ad.primitive_jvps[nonzero_p] = _nonzero_jvp
 
-# concat_p(*xs, type) and split_p(x, sizes, type) work on three dimensions, (before, axis, after):
+# concat_p(*xs, dml_type) and split_p(x, sizes, dml_type) work on three dimensions, (before, axis, after):
 # the functions below fold any rank into them, as a batch folds into the first.
 concat_p = _primitive("opendml_concat", "opendml_join", False)
 split_p = _primitive("opendml_split", "opendml_split", True)
 
 
 @concat_p.def_abstract_eval
-def _concat_abstract(*xs, type):
+def _concat_abstract(*xs, dml_type):
     p, _, q = xs[0].shape
     return jax.core.ShapedArray((p, sum(x.shape[1] for x in xs), q), xs[0].dtype)
 
 
 @split_p.def_abstract_eval
-def _split_abstract(x, *, sizes, type):
+def _split_abstract(x, *, sizes, dml_type):
     p, _, q = x.shape
     return [jax.core.ShapedArray((p, s, q), x.dtype) for s in sizes]
 
@@ -162,30 +162,30 @@ def _folded(a):  # the batch folded into the first of the three dimensions
     return a.reshape((a.shape[0] * a.shape[1],) + a.shape[2:])
 
 
-def _concat_batch(args, dims, *, type):
+def _concat_batch(args, dims, *, dml_type):
     xs = _batch_in_front(args, dims)
-    shape = xs[0].shape[:1] + _concat_abstract(*_unbatched(xs), type=type).shape
+    shape = xs[0].shape[:1] + _concat_abstract(*_unbatched(xs), dml_type=dml_type).shape
     if math.prod(shape) == 0:
         return jnp.zeros(shape, xs[0].dtype), 0
-    return concat_p.bind(*map(_folded, xs), type=type).reshape(shape), 0
+    return concat_p.bind(*map(_folded, xs), dml_type=dml_type).reshape(shape), 0
 
 
-def _split_batch(args, dims, *, sizes, type):
+def _split_batch(args, dims, *, sizes, dml_type):
     (x,) = _batch_in_front(args, dims)
-    shapes = [x.shape[:1] + a.shape for a in _split_abstract(*_unbatched([x]), sizes=sizes, type=type)]
+    shapes = [x.shape[:1] + a.shape for a in _split_abstract(*_unbatched([x]), sizes=sizes, dml_type=dml_type)]
     if x.size == 0:
         return [jnp.zeros(s, x.dtype) for s in shapes], [0] * len(shapes)
-    parts = split_p.bind(_folded(x), sizes=sizes, type=type)
+    parts = split_p.bind(_folded(x), sizes=sizes, dml_type=dml_type)
     return [y.reshape(s) for y, s in zip(parts, shapes)], [0] * len(shapes)
 
 
-def _concat_transpose(ct, *xs, type):
-    parts = split_p.bind(ct, sizes=tuple(x.aval.shape[1] for x in xs), type=type)
+def _concat_transpose(ct, *xs, dml_type):
+    parts = split_p.bind(ct, sizes=tuple(x.aval.shape[1] for x in xs), dml_type=dml_type)
     return [part if ad.is_undefined_primal(x) else None for part, x in zip(parts, xs)]
 
 
-def _split_transpose(cts, x, *, sizes, type):
-    return [concat_p.bind(*[ad.instantiate_zeros(ct) for ct in cts], type=type)]
+def _split_transpose(cts, x, *, sizes, dml_type):
+    return [concat_p.bind(*[ad.instantiate_zeros(ct) for ct in cts], dml_type=dml_type)]
 
 
 batching.primitive_batchers[concat_p] = _concat_batch
@@ -209,10 +209,10 @@ def _index_dtype(op: str, index_dtype) -> str:
 
 
 @functools.lru_cache(maxsize=256)
-def _check_nonzero(shape: tuple, type: int, index: str) -> None:
+def _check_nonzero(shape: tuple, dml_type: int, index: str) -> None:
     """The library's own validation of the operator the handler will compile (rank, sizes, types)."""
     m, idx = math.prod(shape), _INDEX[index]
-    desc = opendml.NonzeroCoordinatesDesc(opendml.TensorDesc(_T(type), list(shape)), opendml.TensorDesc(idx, [1]),
+    desc = opendml.NonzeroCoordinatesDesc(opendml.TensorDesc(_T(dml_type), list(shape)), opendml.TensorDesc(idx, [1]),
                                           opendml.TensorDesc(idx, [m, len(shape)]))
     wide = index != "uint32" or m > 0xFFFFFFFF
     opendml.Operator(opendml.Device("cpu"), desc, extensions=opendml.EXTENSION_64BIT_INDICES if wide else 0)
@@ -232,9 +232,9 @@ def nonzero(x, *, index_dtype=None):
         return jnp.zeros((1, 0), index), (x != 0).astype(index).reshape(1)
     if x.size == 0:
         return jnp.zeros((0, x.ndim), index), jnp.zeros((1,), index)
-    type = int(_NONZERO[x.dtype])
-    _check_nonzero(tuple(x.shape), type, index)
-    count, coords = nonzero_p.bind(x, type=type, batched=False, index=index)
+    dml_type = int(_NONZERO[x.dtype])
+    _check_nonzero(tuple(x.shape), dml_type, index)
+    count, coords = nonzero_p.bind(x, dml_type=dml_type, batched=False, index=index)
     return coords, count
 
 
@@ -278,16 +278,17 @@ def concat(arrays, axis: int = 0):
         raise opendml.Error(f"{op}: arrays[0] is 0-d; zero-dimensional arrays cannot be concatenated")
     shape = join_shape(op, [_Shape(a) for a in arrays], axis)
     axis = normalize_axis(op, axis, len(shape))
-    type = _bits_type(op, arrays[0].dtype)
+    dml_type = _bits_type(op, arrays[0].dtype)
     pieces = [_fold(a, axis) for a in arrays if a.size]
     if not pieces or math.prod(shape) == 0:  # DirectML has no empty tensors
         return jnp.zeros(shape, arrays[0].dtype)
-    return concat_p.bind(*pieces, type=type).reshape(shape)
+    return concat_p.bind(*pieces, dml_type=dml_type).reshape(shape)
 
 
 def split(x, indices_or_sections, axis: int = 0):
     """jnp.split(x, indices_or_sections, axis) through DirectML's SPLIT: a number of equal sections,
-    or the indices where sections start (as in NumPy; they must not decrease)."""
+    or the indices where sections start (as jnp.split takes them: not decreasing, from 0 to the
+    length of the axis)."""
     op = "opendml.jax.split"
     x = jnp.asarray(x)
     if x.ndim == 0:
@@ -300,17 +301,13 @@ def split(x, indices_or_sections, axis: int = 0):
             raise opendml.Error(f"{op}: x.shape[{axis}] is {length}, which does not split into {n} equal sections")
         sizes = [length // n] * n
     else:
-        bounds = [0]
-        for i in indices_or_sections:
-            i = int(i)
-            i = min(max(i + length if i < 0 else i, 0), length)  # NumPy's slicing of x[start:i]
-            if i < bounds[-1]:
-                raise opendml.Error(f"{op}: indices {list(indices_or_sections)} decrease; sections are x[a:b] with a <= b")
-            bounds.append(i)
+        bounds = [0] + [int(i) for i in indices_or_sections]  # taken as they are, as jnp.split does
+        if any(b < a for a, b in zip(bounds, bounds[1:] + [length])):
+            raise opendml.Error(f"{op}: indices {bounds[1:]} must not decrease, and lie in [0, {length}] (x.shape[{axis}])")
         sizes = [b - a for a, b in zip(bounds, bounds[1:] + [length])]
-    type = _bits_type(op, x.dtype)
+    dml_type = _bits_type(op, x.dtype)
     shapes = [x.shape[:axis] + (s,) + x.shape[axis + 1:] for s in sizes]
     if x.size == 0 or len([s for s in sizes if s]) == 0:
         return [jnp.zeros(s, x.dtype) for s in shapes]
-    parts = iter(split_p.bind(_fold(x, axis), sizes=tuple(s for s in sizes if s), type=type))
+    parts = iter(split_p.bind(_fold(x, axis), sizes=tuple(s for s in sizes if s), dml_type=dml_type))
     return [next(parts).reshape(s) if s[axis] else jnp.zeros(s, x.dtype) for s in shapes]

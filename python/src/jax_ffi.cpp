@@ -4,7 +4,7 @@
 // State XLA creates at its instantiate stage) compiles its operator once per device, at its first
 // execute there, and later executes only read it: no lock, no allocation of its own.
 //
-// Attributes (every target takes the three): `type`, the DirectML type of the data elements (opendml.jax
+// Attributes (every target takes the three): `dml_type`, the DirectML type of the data elements (opendml.jax
 // chooses it: JOIN and SPLIT move bits, NONZERO_COORDINATES tests the bits of a type with the same zero);
 // `axis`, the JOIN/SPLIT axis; `batched`, nonzero only: the leading dimension of x and of both results is
 // a batch (jax.vmap), each item its own NONZERO_COORDINATES, all run by the same compiled operator.
@@ -51,7 +51,8 @@ const XLA_FFI_TypeInfo kStateInfo = {XLA_FFI_TypeInfo_STRUCT_SIZE, nullptr,
                                      [](void* state) { delete static_cast<State*>(state); }};
 
 ffi::ErrorOr<std::unique_ptr<State>> instantiate(int64_t type, int64_t axis, int64_t batched) {
-  if (type <= DML_TENSOR_DATA_TYPE_UNKNOWN || type > DML_TENSOR_DATA_TYPE_INT8 || axis < 0 || axis > UINT32_MAX)
+  if (type < 0 || type > INT32_MAX || odml_data_type_bits(static_cast<DML_TENSOR_DATA_TYPE>(type)) == 0 || axis < 0 ||
+      axis > UINT32_MAX)
     return ffi::Unexpected(ffi::Error::InvalidArgument("opendml.jax: the call's attributes are not opendml.jax's"));
   auto state = std::make_unique<State>();
   state->type = static_cast<DML_TENSOR_DATA_TYPE>(type);
@@ -186,7 +187,7 @@ ffi::Error cpu_execute(State* state, ffi::RemainingArgs args, ffi::RemainingRets
   });
 }
 
-#define OPENDML_BIND_ATTRS .Attr<int64_t>("type").Attr<int64_t>("axis").Attr<int64_t>("batched")
+#define OPENDML_BIND_ATTRS .Attr<int64_t>("dml_type").Attr<int64_t>("axis").Attr<int64_t>("batched")
 
 XLA_FFI_DEFINE_HANDLER(kInstantiate, instantiate, ffi::Ffi::BindInstantiate() OPENDML_BIND_ATTRS);
 
