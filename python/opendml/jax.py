@@ -74,13 +74,25 @@ def _bits_type(op: str, dtype) -> int:
 
 
 def _lowering(target: str, platform: str):
-    """The FFI call of `target`, with the handlers' three attributes (python/src/jax_ffi.cpp)."""
+    """The FFI call of `target`, with the handlers' three attributes (python/src/jax_ffi.cpp).
+    nonzero's `fill`, one value a column (bits of the index type) or None, becomes the coordinates'
+    initial rows: an operand filled on the device and aliased to the coordinates result, whose rows
+    past the count NONZERO_COORDINATES leaves untouched (docs/decisions.md, "Results")."""
     rule = jax.ffi.ffi_lowering(target)
+    filled = jax.ffi.ffi_lowering(target, operand_output_aliases={1: 1})
 
-    def lower(ctx, *args, dml_type, axis=1, batched=False, **_):
+    def lower(ctx, *args, dml_type, axis=1, batched=False, fill=None, **_):
         if target not in _TARGETS.get(platform, {}):
             raise opendml.UnsupportedError(f"opendml.jax: this build of opendml has no {platform} backend")
-        return rule(ctx, *args, dml_type=np.int64(dml_type), axis=np.int64(axis), batched=np.int64(batched))
+        attributes = dict(dml_type=np.int64(dml_type), axis=np.int64(axis), batched=np.int64(batched))
+        if fill is None:
+            return rule(ctx, *args, **attributes)
+        from jax._src.interpreters import mlir as internal
+
+        coords = ctx.avals_out[1]
+        rows = internal.broadcast_in_dim(ctx, internal.ir_constant(np.asarray(fill, coords.dtype)), coords,
+                                         broadcast_dimensions=[coords.ndim - 1])
+        return filled(ctx.replace(avals_in=[*ctx.avals_in, coords]), *args, rows, **attributes)
 
     return lower
 
@@ -97,28 +109,35 @@ def _primitive(name: str, target: str, multiple_results: bool) -> Primitive:
     return p
 
 
-# nonzero_p(x, dml_type, batched, index) -> (count, coords): the results in DirectML's order. Batched, the
-# leading dimension of x and of both results is a batch of independent calls.
+# nonzero_p(x, dml_type, batched, index, fill) -> (count, coords): the results in DirectML's order.
+# Batched, the leading dimension of x and of both results is a batch of independent calls. fill: the
+# value of each column in the rows past the count (bits of the index type), or None: unspecified.
 nonzero_p = _primitive("opendml_nonzero", "opendml_nonzero", True)
 
 
 @nonzero_p.def_abstract_eval
-def _nonzero_abstract(x, *, dml_type, batched, index):
+def _nonzero_abstract(x, *, dml_type, batched, index, fill=None):
     batch, item = (x.shape[:1], x.shape[1:]) if batched else ((), x.shape)
     dtype = np.dtype(index)
     return (jax.core.ShapedArray(batch + (1,), dtype), jax.core.ShapedArray(batch + (math.prod(item), len(item)), dtype))
 
 
-def _nonzero_batch(args, dims, *, dml_type, batched, index):
+def _nonzero_batch(args, dims, *, dml_type, batched, index, fill=None):
     (x,), (d,) = args, dims
     x = jnp.moveaxis(x, d, 0)
     lead = x.shape[:2] if batched else x.shape[:1]  # already a batch: the two become one
     item = x.shape[len(lead):]
     count_shape, coords_shape = lead + (1,), lead + (math.prod(item), len(item))
     if x.size == 0:
-        return (jnp.zeros(count_shape, index), jnp.zeros(coords_shape, index)), (0, 0)
-    count, coords = nonzero_p.bind(x.reshape((math.prod(lead),) + item), dml_type=dml_type, batched=True, index=index)
+        return (jnp.zeros(count_shape, index), _filled(coords_shape, index, fill)), (0, 0)
+    count, coords = nonzero_p.bind(x.reshape((math.prod(lead),) + item), dml_type=dml_type, batched=True, index=index,
+                                   fill=fill)
     return (count.reshape(count_shape), coords.reshape(coords_shape)), (0, 0)
+
+
+def _filled(shape, dtype, fill):
+    """Coordinates with no defined rows: fill's rows, or zeros."""
+    return jnp.broadcast_to(jnp.asarray(0 if fill is None else fill, dtype), shape)
 
 
 def _nonzero_jvp(primals, tangents, **params):
@@ -218,14 +237,19 @@ def _check_nonzero(shape: tuple, dml_type: int, index: str) -> None:
     opendml.Operator(opendml.Device("cpu"), desc, extensions=opendml.EXTENSION_64BIT_INDICES if wide else 0)
 
 
-def nonzero(x, *, index_dtype=None):
+def nonzero(x, *, index_dtype=None, fill_value=None):
     """coords, count = nonzero(x): DirectML's NONZERO_COORDINATES. coords is (x.size, x.ndim), the
-    coordinates of x's non-zero elements in row-major order in its first `count` rows (the rest
-    unspecified); count is (1,). index_dtype: uint32 (the default without JAX's 64-bit mode), or
-    int64 / uint64 (opendml's 64-bit indices extension; int64 is the default in 64-bit mode)."""
+    coordinates of x's non-zero elements in row-major order in its first `count` rows; the rest are
+    fill_value (a scalar or one value a column), or unspecified without it. count is (1,).
+    index_dtype: uint32 (the default without JAX's 64-bit mode), or int64 / uint64 (opendml's 64-bit
+    indices extension; int64 is the default in 64-bit mode)."""
     op = "opendml.jax.nonzero"
     x = jnp.asarray(x)
     index = _index_dtype(op, index_dtype)
+    fill = None
+    if fill_value is not None and x.ndim:  # one value a column, as the index type's bits (-1: 0xFFFFFFFF)
+        row = np.broadcast_to(np.asarray(fill_value), (x.ndim,))
+        fill = tuple(int(v) for v in row.astype(np.int64).astype(index))
     if x.dtype not in _NONZERO:
         raise opendml.UnsupportedError(f"{op}: x is {x.dtype}; NONZERO_COORDINATES tests {', '.join(sorted(str(d) for d in _NONZERO))}")
     if x.ndim == 0:  # DirectML tensors have a dimension: one row of no coordinates, as NumPy's argwhere
@@ -234,7 +258,7 @@ def nonzero(x, *, index_dtype=None):
         return jnp.zeros((0, x.ndim), index), jnp.zeros((1,), index)
     dml_type = int(_NONZERO[x.dtype])
     _check_nonzero(tuple(x.shape), dml_type, index)
-    count, coords = nonzero_p.bind(x, dml_type=dml_type, batched=False, index=index)
+    count, coords = nonzero_p.bind(x, dml_type=dml_type, batched=False, index=index, fill=fill)
     return coords, count
 
 
@@ -244,17 +268,20 @@ def argwhere(x, *, size=None, fill_value=None):
     column). Under jax.jit, size is needed, as it is for jnp.argwhere."""
     x = jnp.asarray(x)
     dtype = jax.dtypes.canonicalize_dtype(np.int64)  # jnp.argwhere's: int32 unless in 64-bit mode
-    coords, count = nonzero(x)
+    fill = np.broadcast_to(np.asarray(0 if fill_value is None else fill_value, dtype), (x.ndim,))
+    # The rows past the count are filled where the coordinates are written (nonzero's fill_value),
+    # and uint32 coordinates are int32's bits: no pass over the rows after NONZERO_COORDINATES.
+    coords, count = nonzero(x, fill_value=fill)
     if size is None:
         if isinstance(count, jax.core.Tracer):
             raise opendml.Error("opendml.jax.argwhere: size is needed under jax.jit (the count is not known when tracing)")
         size = int(count[0])
     size = int(size)
-    rows = coords[:size].astype(dtype)
-    if size > rows.shape[0]:
-        rows = jnp.pad(rows, ((0, size - rows.shape[0]), (0, 0)))
-    fill = jnp.broadcast_to(jnp.asarray(0 if fill_value is None else fill_value, dtype), (rows.shape[1],))
-    return jnp.where(jnp.arange(size)[:, None] < count.astype(dtype), rows, fill)
+    rows = jax.lax.bitcast_convert_type(coords, dtype) if coords.dtype.itemsize == dtype.itemsize else coords
+    rows = rows[:size]
+    if size > rows.shape[0]:  # more rows than x has elements: the rest are fill
+        rows = jnp.concatenate([rows, jnp.broadcast_to(jnp.asarray(fill, dtype), (size - rows.shape[0], x.ndim))])
+    return rows
 
 
 class _Shape:

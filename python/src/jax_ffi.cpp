@@ -8,6 +8,8 @@
 // chooses it: JOIN and SPLIT move bits, NONZERO_COORDINATES tests the bits of a type with the same zero);
 // `axis`, the JOIN/SPLIT axis; `batched`, nonzero only: the leading dimension of x and of both results is
 // a batch (jax.vmap), each item its own NONZERO_COORDINATES, all run by the same compiled operator.
+// A nonzero call may have a second argument, the coordinates' initial rows, which XLA aliases to the
+// coordinates result (argwhere's fill): the handler reads x alone.
 #include <xla/ffi/api/ffi.h>
 
 #include <array>
@@ -92,10 +94,12 @@ Spec spec_of(const ffi::AnyBuffer& b, DML_TENSOR_DATA_TYPE type, int skip, uint6
   return s;
 }
 
+size_t inputs_of(Kind kind, const ffi::RemainingArgs& args) { return kind == Kind::kNonzero ? 1 : args.size(); }
+
 void compile(Kind kind, const State& state, Slot& slot, Place place, void* stream, const ffi::RemainingArgs& args,
              const ffi::RemainingRets& rets) {
   std::vector<ffi::AnyBuffer> buffers;
-  for (size_t i = 0; i < args.size(); ++i) buffers.push_back(args.get<ffi::AnyBuffer>(i).value());
+  for (size_t i = 0; i < inputs_of(kind, args); ++i) buffers.push_back(args.get<ffi::AnyBuffer>(i).value());
   for (size_t i = 0; i < rets.size(); ++i) buffers.push_back(*rets.get<ffi::AnyBuffer>(i).value());
   const int skip = kind == Kind::kNonzero && state.batched ? 1 : 0;
   slot.items = skip ? buffers[0].dimensions()[0] : 1;
@@ -161,7 +165,7 @@ ffi::Error run(Kind kind, State* state, Place place, void* stream, const ffi::Re
     in.clear();
     out.clear();
     size_t t = 0;
-    for (size_t i = 0; i < args.size(); ++i)
+    for (size_t i = 0; i < inputs_of(kind, args); ++i)
       in.push_back(static_cast<std::byte*>(args.get<ffi::AnyBuffer>(i).value().untyped_data()) + item * slot.item_bytes[t++]);
     for (size_t i = 0; i < rets.size(); ++i)
       out.push_back(static_cast<std::byte*>((*rets.get<ffi::AnyBuffer>(i).value()).untyped_data()) +

@@ -73,6 +73,19 @@ def test_argwhere_is_jnp_argwhere_under_jit(put, density):
     assert same_bits(oj.argwhere(x), jnp.argwhere(x))  # eager, without size
 
 
+def test_nonzero_fill_value_and_argwhere_has_no_extra_pass(put):
+    rng = np.random.default_rng(4)
+    x = put(sample(rng, (9, 7), np.uint8, 0.3))
+    coords, count = jax.jit(lambda x: oj.nonzero(x, fill_value=(5, -1)))(x)
+    n = int(count[0])
+    assert same_bits(coords[:n].astype(np.int32), jnp.argwhere(x))
+    assert same_bits(coords[n:], np.broadcast_to(np.array([5, 0xFFFFFFFF], np.uint32), (x.size - n, 2)))
+    # The fill is written before NONZERO_COORDINATES, into the buffer it writes (an alias), and the
+    # int32 rows are the uint32 coordinates' bits: nothing reads the coordinates again.
+    hlo = jax.jit(lambda x: oj.argwhere(x, size=x.size, fill_value=-1)).lower(x).compile().as_text()
+    assert "output_to_operand_aliasing" in hlo and "select" not in hlo
+
+
 def test_nonzero_of_scalars_and_empty_arrays(put):
     for x in (np.float32(0), np.int32(3), np.zeros((0, 4), np.float32), np.ones((3, 0, 2), np.uint8)):
         x = put(x)
