@@ -13,6 +13,7 @@
 #include <xla/ffi/api/ffi.h>
 
 #include <array>
+#include <atomic>
 #include <mutex>
 
 #include "operators.h"
@@ -48,6 +49,9 @@ struct State {
   std::array<Slot, kMaxDevices> slots;  // by CUDA device ordinal; slot 0 on the CPU
 };
 ffi::TypeId State::id = {};
+
+// Operators compiled by the handlers so far: tests prove with it that calls reuse them.
+std::atomic<uint64_t> g_compiles{0};
 
 const XLA_FFI_TypeInfo kStateInfo = {XLA_FFI_TypeInfo_STRUCT_SIZE, nullptr,
                                      [](void* state) { delete static_cast<State*>(state); }};
@@ -125,6 +129,7 @@ void compile(Kind kind, const State& state, Slot& slot, Place place, void* strea
     slot.entry = compile_entry(device, tensors, extensions, [axis](auto& d) { return join_desc(d, axis); });
   else
     slot.entry = compile_entry(device, tensors, extensions, [axis](auto& d) { return split_desc(d, axis); });
+  g_compiles.fetch_add(1, std::memory_order_relaxed);
   // An operator with a persistent region is initialized at every call (run, below).
   if (!slot.entry->persistent_bytes) initialize(*slot.entry, nullptr, stream);
 }
@@ -256,6 +261,9 @@ nb::dict targets() {
 
 void bind_jax(nb::module_& m) {
   m.def("_jax_targets", &targets, "The FFI handlers, {platform: {target: {stage: capsule}}}.");
+  m.def(
+      "_jax_compiles", [] { return g_compiles.load(std::memory_order_relaxed); },
+      "How many operators the FFI handlers have compiled in this process.");
   m.def(
       "_jax_state_type",
       [] {

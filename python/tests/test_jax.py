@@ -108,6 +108,19 @@ def test_nonzero_under_vmap_is_one_call_per_item(put):
     assert jaxpr.count("opendml_nonzero") == 1 and "batched=True" in jaxpr
 
 
+def test_calls_reuse_the_compiled_operator(put):
+    from opendml import _opendml
+
+    rng = np.random.default_rng(10)
+    x = put(sample(rng, (13, 3), np.int8))
+    f = jax.jit(lambda x: (oj.nonzero(x), oj.split(oj.concat([x, x], axis=1), 2, axis=1)))
+    jax.block_until_ready(f(x))
+    compiles = _opendml._jax_compiles()
+    for _ in range(3):
+        jax.block_until_ready(f(put(sample(rng, (13, 3), np.int8))))
+    assert _opendml._jax_compiles() == compiles  # three call sites, each compiled once, before
+
+
 def test_nonzero_has_no_gradient(put):
     x = put(np.array([0.0, 2.0, 0.0, 3.0], np.float32))
     f = lambda argwhere: lambda x: (x * argwhere(x, size=4)[:, 0].astype(x.dtype)).sum()  # noqa: E731
@@ -115,12 +128,16 @@ def test_nonzero_has_no_gradient(put):
     assert same_bits(jax.grad(f(oj.argwhere))(x), jax.grad(f(jnp.argwhere))(x))
 
 
+def shapes_and_axes(rng):
+    """Random shapes of rank 1, 3 and 5, each with a random axis (negative ones too)."""
+    for rank in (1, 3, 5):
+        yield list(rng.integers(1, 5, rank)), int(rng.integers(-rank, rank))
+
+
 @pytest.mark.parametrize("dtype", MOVE_DTYPES)
 def test_concat_matches_concatenate(put, dtype):
     rng = np.random.default_rng(11)
-    for rank in (1, 3, 5):
-        shape = list(rng.integers(1, 5, rank))
-        axis = int(rng.integers(-rank, rank))
+    for shape, axis in shapes_and_axes(rng):
         parts = []
         for length in [3, 0, 1, 4][: int(rng.integers(1, 5))]:  # an empty part takes no part
             s = list(shape)
@@ -134,9 +151,7 @@ def test_concat_matches_concatenate(put, dtype):
 @pytest.mark.parametrize("dtype", MOVE_DTYPES)
 def test_split_matches_jnp_split(put, dtype):
     rng = np.random.default_rng(12)
-    for rank in (1, 3, 5):
-        shape = list(rng.integers(1, 6, rank))
-        axis = int(rng.integers(-rank, rank))
+    for shape, axis in shapes_and_axes(rng):
         shape[axis] = 6
         x = put(sample(rng, shape, dtype))
         for how in (3, [2], [0, 2, 2, 5], [1, 6, 6]):  # sections, or where they start (empty ones too)
@@ -204,8 +219,13 @@ def test_concat_and_split_gradients(put):
     assert same_bits(g, jax.grad(lambda x: jax.grad(lambda x: (jnp.split(x, 7, axis=1)[1] ** 3).sum())(x).sum())(x))
 
 
+def x64():
+    """JAX's 64-bit mode for a block (jax.enable_x64 in newer JAX, jax.experimental's before)."""
+    return jax.enable_x64(True) if hasattr(jax, "enable_x64") else jax.experimental.enable_x64()
+
+
 def test_64bit_mode(put):
-    with jax.enable_x64(True):
+    with x64():
         rng = np.random.default_rng(9)
         x = put(sample(rng, (6, 7), np.float32, 0.4))
         coords, count = jax.jit(oj.nonzero)(x)
