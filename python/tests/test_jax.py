@@ -278,3 +278,16 @@ def test_errors():
         jax.jit(oj.argwhere)(x)
     with pytest.raises(opendml.Error, match="DimensionCount is 9"):  # DirectML's limit, the library's message
         oj.nonzero(jnp.ones((1,) * 9, np.float32))
+
+
+def test_a_build_without_jax_says_so(monkeypatch):
+    """An extension built where JAX was missing has no handlers: importing opendml.jax says why."""
+    import importlib
+    import sys
+
+    from opendml import _opendml
+
+    monkeypatch.delattr(_opendml, "_jax_targets")
+    monkeypatch.delitem(sys.modules, "opendml.jax")
+    with pytest.raises(ImportError, match="no XLA FFI handlers, because JAX was not importable"):
+        importlib.import_module("opendml.jax")
