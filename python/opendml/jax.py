@@ -15,6 +15,7 @@ docs/python.md describes this module.
 
 import functools
 import math
+import operator
 from collections.abc import Sequence
 
 import jax
@@ -322,13 +323,19 @@ def split(x, indices_or_sections, axis: int = 0):
         raise opendml.Error(f"{op}: x is 0-d; zero-dimensional arrays cannot be split")
     axis = normalize_axis(op, axis, x.ndim)
     length = x.shape[axis]
+    if not isinstance(indices_or_sections, (int, np.integer, Sequence, np.ndarray, jax.Array)):
+        raise opendml.Error(f"{op}: indices_or_sections is a {type(indices_or_sections).__name__}; it must be an integer "
+                            "or a sequence of integers")
     if isinstance(indices_or_sections, (int, np.integer)):
         n = int(indices_or_sections)
         if n <= 0 or length % n:
             raise opendml.Error(f"{op}: x.shape[{axis}] is {length}, which does not split into {n} equal sections")
         sizes = [length // n] * n
     else:
-        bounds = [0] + [int(i) for i in indices_or_sections]  # taken as they are, as jnp.split does
+        try:
+            bounds = [0] + [operator.index(i) for i in indices_or_sections]  # taken as they are, as jnp.split does
+        except TypeError as e:
+            raise opendml.Error(f"{op}: indices {list(indices_or_sections)} must be integers") from e
         if any(b < a for a, b in zip(bounds, bounds[1:] + [length])):
             raise opendml.Error(f"{op}: indices {bounds[1:]} must not decrease, and lie in [0, {length}] (x.shape[{axis}])")
         sizes = [b - a for a, b in zip(bounds, bounds[1:] + [length])]

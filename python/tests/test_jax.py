@@ -264,6 +264,10 @@ def test_errors():
         oj.split(x, [-1], axis=1)
     with pytest.raises(opendml.Error, match="must not decrease"):
         oj.split(x, [4], axis=1)
+    with pytest.raises(opendml.Error, match="must be an integer or a sequence"):
+        oj.split(x, 1.5, axis=1)
+    with pytest.raises(opendml.Error, match="must be integers"):
+        oj.split(x, [1.5], axis=1)
     with pytest.raises(opendml.Error, match="axis -3"):
         oj.split(x, 1, axis=-3)
     with pytest.raises(opendml.Error, match="0-d"):
