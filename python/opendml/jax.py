@@ -42,7 +42,10 @@ _TARGETS = _opendml._jax_targets()  # {platform: {target: {stage: capsule}}}
 # platforms are started first, and both register at once.
 jax.devices()
 for _platform, _handlers in _TARGETS.items():
-    jax.ffi.register_ffi_type("opendml_jax_state", _opendml._jax_state_type(), platform=_platform)
+    if hasattr(jax.ffi, "register_ffi_type"):
+        jax.ffi.register_ffi_type("opendml_jax_state", _opendml._jax_state_type(), platform=_platform)
+    else:  # JAX before register_ffi_type took the type id alone
+        jax.ffi.register_ffi_type_id("opendml_jax_state", _opendml._jax_state_type()["type_id"], platform=_platform)
     for _name, _stages in _handlers.items():
         jax.ffi.register_ffi_target(_name, _stages, platform=_platform)
 
@@ -143,7 +146,8 @@ def _filled(shape, dtype, fill):
 
 def _nonzero_jvp(primals, tangents, **params):
     outs = nonzero_p.bind(*primals, **params)
-    return outs, [ad.Zero(jax.typeof(o).to_tangent_aval()) for o in outs]
+    typeof = getattr(jax, "typeof", None) or jax.core.get_aval  # the latter before JAX 0.6
+    return outs, [ad.Zero(typeof(o).to_tangent_aval()) for o in outs]
 
 
 batching.primitive_batchers[nonzero_p] = _nonzero_batch
