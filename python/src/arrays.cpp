@@ -491,8 +491,8 @@ nb::list split(nb::handle x, nb::handle sizes, int64_t axis, nb::handle out, nb:
   const Spec w = spec_of(input, {call.prefix, "x"});
   std::vector<const Spec*> tensors{&w}, outputs;
   for (const Spec& s : pieces) tensors.push_back(&s), outputs.push_back(&s);
-  const auto entry = compiled(
-      join_split_key('S', call, a, extensions, w, pieces), call, tensors, extensions, [a](std::vector<TensorDesc>& d) { return split_desc(d, a); });
+  const auto entry = compiled(join_split_key('S', call, a, extensions, w, pieces), call, tensors, extensions,
+                              [a](std::vector<TensorDesc>& d) { return split_desc(d, a); });
   execute(*entry, call, {&w}, outputs);
   return parts;
 }

@@ -135,7 +135,7 @@ void compile(Kind kind, const State& state, Slot& slot, Place place, void* strea
 }
 
 ffi::Error failure(const Error& e) {
-  return ffi::Error(e.status() == ODML_STATUS_UNSUPPORTED ? ffi::ErrorCode::kUnimplemented
+  return ffi::Error(e.status() == ODML_STATUS_UNSUPPORTED        ? ffi::ErrorCode::kUnimplemented
                     : e.status() == ODML_STATUS_INVALID_ARGUMENT ? ffi::ErrorCode::kInvalidArgument
                                                                  : ffi::ErrorCode::kInternal,
                     e.what());
@@ -171,7 +171,8 @@ ffi::Error run(Kind kind, State* state, Place place, void* stream, const ffi::Re
     out.clear();
     size_t t = 0;
     for (size_t i = 0; i < inputs_of(kind, args); ++i)
-      in.push_back(static_cast<std::byte*>(args.get<ffi::AnyBuffer>(i).value().untyped_data()) + item * slot.item_bytes[t++]);
+      in.push_back(static_cast<std::byte*>(args.get<ffi::AnyBuffer>(i).value().untyped_data()) +
+                   item * slot.item_bytes[t++]);
     for (size_t i = 0; i < rets.size(); ++i)
       out.push_back(static_cast<std::byte*>((*rets.get<ffi::AnyBuffer>(i).value()).untyped_data()) +
                     item * slot.item_bytes[t++]);
@@ -200,10 +201,9 @@ ffi::Error cpu_execute(State* state, ffi::RemainingArgs args, ffi::RemainingRets
 
 XLA_FFI_DEFINE_HANDLER(kInstantiate, instantiate, ffi::Ffi::BindInstantiate() OPENDML_BIND_ATTRS);
 
-#define OPENDML_CPU_HANDLER(name, kind)                                                                 \
-  XLA_FFI_DEFINE_HANDLER(name, cpu_execute<kind>,                                                       \
-                         ffi::Ffi::Bind().Ctx<ffi::State<State>>().RemainingArgs().RemainingRets() \
-                             OPENDML_BIND_ATTRS)
+#define OPENDML_CPU_HANDLER(name, kind)           \
+  XLA_FFI_DEFINE_HANDLER(name, cpu_execute<kind>, \
+                         ffi::Ffi::Bind().Ctx<ffi::State<State>>().RemainingArgs().RemainingRets() OPENDML_BIND_ATTRS)
 OPENDML_CPU_HANDLER(kCpuNonzero, Kind::kNonzero);
 OPENDML_CPU_HANDLER(kCpuJoin, Kind::kJoin);
 OPENDML_CPU_HANDLER(kCpuSplit, Kind::kSplit);
@@ -217,14 +217,14 @@ ffi::Error cuda_execute(cudaStream_t stream, ffi::ScratchAllocator scratch, int3
              [&](uint64_t bytes) { return scratch.Allocate(bytes, 256).value_or(nullptr); });
 }
 
-#define OPENDML_CUDA_HANDLER(name, kind)                                                               \
-  XLA_FFI_DEFINE_HANDLER(name, cuda_execute<kind>,                                                     \
-                         ffi::Ffi::Bind()                                                              \
-                             .Ctx<ffi::PlatformStream<cudaStream_t>>()                                 \
-                             .Ctx<ffi::ScratchAllocator>()                                             \
-                             .Ctx<ffi::DeviceOrdinal>()                                                \
-                             .Ctx<ffi::State<State>>()                                                 \
-                             .RemainingArgs()                                                          \
+#define OPENDML_CUDA_HANDLER(name, kind)                               \
+  XLA_FFI_DEFINE_HANDLER(name, cuda_execute<kind>,                     \
+                         ffi::Ffi::Bind()                              \
+                             .Ctx<ffi::PlatformStream<cudaStream_t>>() \
+                             .Ctx<ffi::ScratchAllocator>()             \
+                             .Ctx<ffi::DeviceOrdinal>()                \
+                             .Ctx<ffi::State<State>>()                 \
+                             .RemainingArgs()                          \
                              .RemainingRets() OPENDML_BIND_ATTRS)
 OPENDML_CUDA_HANDLER(kCudaNonzero, Kind::kNonzero);
 OPENDML_CUDA_HANDLER(kCudaJoin, Kind::kJoin);

@@ -30,24 +30,29 @@ std::unique_ptr<OperatorDesc> split_desc(std::vector<TensorDesc>& d, uint32_t ax
 }
 
 void initialize(const Entry& e, void* persistent, void* stream) {
-  e.op.initialize(odml_bindings{nullptr, 0, nullptr, 0, {},
-                                e.persistent_bytes ? odml_buffer_binding{persistent, e.persistent_bytes}
-                                                   : odml_buffer_binding{}},
-                  stream);
+  e.op.initialize(
+      odml_bindings{nullptr,
+                    0,
+                    nullptr,
+                    0,
+                    {},
+                    e.persistent_bytes ? odml_buffer_binding{persistent, e.persistent_bytes} : odml_buffer_binding{}},
+      stream);
 }
 
-odml_bindings bindings(const Entry& e, std::span<std::byte* const> in, std::span<std::byte* const> out,
-                       void* temporary, void* persistent, std::vector<odml_buffer_binding>& storage) {
+odml_bindings bindings(const Entry& e, std::span<std::byte* const> in, std::span<std::byte* const> out, void* temporary,
+                       void* persistent, std::vector<odml_buffer_binding>& storage) {
   storage.clear();
   size_t r = 0;
   for (std::byte* p : in) storage.push_back({p, e.region_bytes[r++]});
   for (std::byte* p : out) storage.push_back({p, e.region_bytes[r++]});
-  return odml_bindings{storage.data(),
-                       static_cast<uint32_t>(in.size()),
-                       storage.data() + in.size(),
-                       static_cast<uint32_t>(out.size()),
-                       e.temporary_bytes ? odml_buffer_binding{temporary, e.temporary_bytes} : odml_buffer_binding{},
-                       e.persistent_bytes ? odml_buffer_binding{persistent, e.persistent_bytes} : odml_buffer_binding{}};
+  return odml_bindings{
+      storage.data(),
+      static_cast<uint32_t>(in.size()),
+      storage.data() + in.size(),
+      static_cast<uint32_t>(out.size()),
+      e.temporary_bytes ? odml_buffer_binding{temporary, e.temporary_bytes} : odml_buffer_binding{},
+      e.persistent_bytes ? odml_buffer_binding{persistent, e.persistent_bytes} : odml_buffer_binding{}};
 }
 
 }  // namespace opendml::python

@@ -99,7 +99,7 @@ void initialize(const Entry& e, void* persistent, void* stream);
 // The bindings of one execute: inputs and outputs at `in` and `out` (together as many as
 // region_bytes has), the temporary and persistent regions where the operator has them. `storage`
 // holds the regions (a caller's thread_local vector: a warm call allocates nothing).
-odml_bindings bindings(const Entry& e, std::span<std::byte* const> in, std::span<std::byte* const> out,
-                       void* temporary, void* persistent, std::vector<odml_buffer_binding>& storage);
+odml_bindings bindings(const Entry& e, std::span<std::byte* const> in, std::span<std::byte* const> out, void* temporary,
+                       void* persistent, std::vector<odml_buffer_binding>& storage);
 
 }  // namespace opendml::python
