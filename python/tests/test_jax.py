@@ -121,6 +121,21 @@ def test_calls_reuse_the_compiled_operator(put):
     assert _opendml._jax_compiles() == compiles  # three call sites, each compiled once, before
 
 
+def test_threads_share_a_call_site(put):
+    """XLA may run one compiled computation from several threads at once: the first call on a device
+    compiles (once, whichever thread gets there), the others wait for it, then all only read."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(13)
+    xs = [put(sample(rng, (50, 9), np.float16, 0.3)) for _ in range(8)]
+    f = jax.jit(lambda x: (oj.argwhere(x, size=200, fill_value=-1), oj.concat([x, x[:, :2]], axis=1)))
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda x: jax.block_until_ready(f(x)), xs * 3))
+    for x, (rows, joined) in zip(xs * 3, results):
+        assert same_bits(rows, jnp.argwhere(x, size=200, fill_value=-1))
+        assert same_bits(joined, jnp.concatenate([x, x[:, :2]], axis=1))
+
+
 def test_nonzero_has_no_gradient(put):
     x = put(np.array([0.0, 2.0, 0.0, 3.0], np.float32))
     f = lambda argwhere: lambda x: (x * argwhere(x, size=4)[:, 0].astype(x.dtype)).sum()  # noqa: E731
