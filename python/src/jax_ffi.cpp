@@ -33,9 +33,12 @@ enum class Kind { kNonzero, kJoin, kSplit };
 constexpr int kMaxDevices = 64;
 
 // A call site's compiled operator on one device, and the bytes between batch items of each tensor
-// (inputs then outputs; the batch's length in `items`).
+// (inputs then outputs; the batch's length in `items`). `ready` is published once all of it is set;
+// the mutex is taken only until then. (Not std::call_once: with a compile that throws, some
+// libstdc++ builds leave the next call_once waiting forever.)
 struct Slot {
-  std::once_flag once;
+  std::atomic<const Entry*> ready{nullptr};
+  std::mutex compiling;
   std::unique_ptr<Entry> entry;
   std::vector<uint64_t> item_bytes;
   int64_t items = 1;
@@ -150,8 +153,16 @@ ffi::Error run(Kind kind, State* state, Place place, void* stream, const ffi::Re
     return ffi::Error::InvalidArgument("opendml.jax: device ordinal " + std::to_string(place.id) + " is past " +
                                        std::to_string(kMaxDevices - 1));
   Slot& slot = state->slots[place.id];
-  std::call_once(slot.once, [&] { compile(kind, *state, slot, place, stream, args, rets); });
-  const Entry& e = *slot.entry;
+  const Entry* ready = slot.ready.load(std::memory_order_acquire);
+  if (!ready) {
+    std::lock_guard lock(slot.compiling);
+    if (!(ready = slot.ready.load(std::memory_order_relaxed))) {
+      slot.item_bytes.clear();  // from an attempt that failed
+      compile(kind, *state, slot, place, stream, args, rets);
+      slot.ready.store(ready = slot.entry.get(), std::memory_order_release);
+    }
+  }
+  const Entry& e = *ready;
   // On CUDA the persistent region lasts one call (XLA lends no memory across calls), so it is
   // filled on the stream before every execute; on the CPU no operator has one.
   void* persistent = nullptr;

@@ -136,6 +136,17 @@ def test_threads_share_a_call_site(put):
         assert same_bits(joined, jnp.concatenate([x, x[:, :2]], axis=1))
 
 
+def test_a_handler_that_cannot_compile_fails_every_call():
+    """Past the Python checks (the primitive bound directly), the handler's own compile reports the
+    library's error, and a second call reports it again rather than waiting."""
+    x = jnp.ones((1,) * 9, np.float32)  # DirectML takes at most 8 dimensions
+    f = jax.jit(lambda x: oj.nonzero_p.bind(x, dml_type=int(opendml.DataType.FLOAT32), batched=False,
+                                            index="uint32", fill=None))
+    for _ in range(2):
+        with pytest.raises(Exception, match="DimensionCount is 9"):
+            jax.block_until_ready(f(x))
+
+
 def test_nonzero_has_no_gradient(put):
     x = put(np.array([0.0, 2.0, 0.0, 3.0], np.float32))
     f = lambda argwhere: lambda x: (x * argwhere(x, size=4)[:, 0].astype(x.dtype)).sum()  # noqa: E731
