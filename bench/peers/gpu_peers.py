@@ -5,6 +5,8 @@
   join:    opendml JOIN, torch.cat, cupy.concatenate, jax.jit(jnp.concatenate)
   split:   opendml SPLIT, torch.split + .contiguous(), aten.split_with_sizes_copy,
            cupy.split + ascontiguousarray, jax.jit(jnp.split)
+  and, under jax.jit beside JAX's own, the Python package's opendml.jax (nonzero, argwhere(size=n),
+  concat, split), where it is installed with its FFI handlers
   copy:    torch copy_ of the same bytes, the roofline of every case
 
 Inputs are torch tensors; CuPy sees them through __cuda_array_interface__, JAX through DLPack,
@@ -85,6 +87,21 @@ PROBES = {
            "x = torch.ones(4, device='cuda'); torch.cuda.synchronize(); "
            "assert float(jax.dlpack.from_dlpack(x).sum()) == 4",
 }
+
+
+def import_opendml_jax():
+    """The Python package's opendml.jax (docs/python.md). This directory's opendml.py, the ctypes
+    binding, holds the name opendml here: the package is imported with the binding set aside, which
+    is then put back (the package's modules keep their own reference to the package)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    binding, path = sys.modules.pop("opendml"), sys.path[:]
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
+    try:
+        import opendml.jax as module  # noqa: F811
+        return module
+    finally:
+        sys.path[:] = path
+        sys.modules["opendml"] = binding
 
 
 def probe_frameworks(timeout_s=150):
@@ -182,6 +199,7 @@ class Env:
     missing: dict  # peer family -> why it cannot run
     l2_bytes: int
     budget_s: float  # per peer and timing loop
+    odml_jax: Any = None  # the Python package's opendml.jax
 
 
 def rotations(env, nbytes):
@@ -351,6 +369,34 @@ def check_cub(lib, error):
         raise RuntimeError(f"CUB harness: {lib.cub_nonzero_error_string(error).decode()}")
 
 
+def odml_jax_nonzero(env, case, inputs):
+    function = env.jax.jit(env.odml_jax.nonzero)
+    xs, count = [r[0] for r in inputs.jax], inputs.count
+    return Peer(lambda i: function(xs[i % count]), lambda r: [r[0][:int(r[1][0])]],
+                "[n, N] uint32 (rows past count unspecified), count on the device", batched=True)
+
+
+def odml_jax_argwhere(env, case, inputs):
+    n = case.elements
+    function = env.jax.jit(lambda a: env.odml_jax.argwhere(a, size=n))
+    xs, count = [r[0] for r in inputs.jax], inputs.count
+    return Peer(lambda i: function(xs[i % count]), lambda r: [r], "[n, N] int32 padded with 0 rows (size=n)",
+                batched=True, padded=True)
+
+
+def odml_jax_concat(env, case, inputs):
+    function = env.jax.jit(lambda *a: env.odml_jax.concat(a, axis=case.axis))
+    pieces, count = inputs.jax, inputs.count
+    return Peer(lambda i: function(*pieces[i % count]), lambda r: [r], "new array", batched=True)
+
+
+def odml_jax_split(env, case, inputs):
+    bounds = np.cumsum(case.split_sizes)[:-1].tolist()
+    function = env.jax.jit(lambda a: env.odml_jax.split(a, bounds, axis=case.axis))
+    xs, count = [r[0] for r in inputs.jax], inputs.count
+    return Peer(lambda i: function(xs[i % count]), lambda r: list(r), "new arrays", batched=True)
+
+
 def torch_cat(env, case, inputs):
     pieces, count = inputs.torch, inputs.count
     return Peer(lambda i: env.torch.cat(pieces[i % count], dim=case.axis), lambda r: [r], "new tensor")
@@ -396,18 +442,19 @@ def jax_split(env, case, inputs):
 
 PEERS = {
     "nonzero": {"opendml": opendml_peer, "torch.nonzero": torch_nonzero, "torch.nonzero_static": torch_nonzero_static,
-                "cupy.argwhere": cupy_argwhere, "jax.argwhere": jax_argwhere, "cub": cub_nonzero},
+                "cupy.argwhere": cupy_argwhere, "jax.argwhere": jax_argwhere, "cub": cub_nonzero,
+                "opendml.jax.nonzero": odml_jax_nonzero, "opendml.jax.argwhere": odml_jax_argwhere},
     "join": {"opendml": opendml_peer, "torch.cat": torch_cat, "cupy.concatenate": cupy_concatenate,
-             "jax.concatenate": jax_concatenate},
+             "jax.concatenate": jax_concatenate, "opendml.jax.concat": odml_jax_concat},
     "split": {"opendml": opendml_peer, "torch.split+contiguous": torch_split_contiguous,
               "torch.split_with_sizes_copy": torch_split_with_sizes_copy, "cupy.split+ascontiguousarray": cupy_split,
-              "jax.split": jax_split},
+              "jax.split": jax_split, "opendml.jax.split": odml_jax_split},
 }
 
 
 def family(peer_name):
-    """The package a peer needs: "torch" for "torch.cat"."""
-    return peer_name.split(".")[0]
+    """The package a peer needs: "torch" for "torch.cat", "opendml.jax" for its rows."""
+    return "opendml.jax" if peer_name.startswith("opendml.jax.") else peer_name.split(".")[0]
 
 
 # ---- Measuring ---------------------------------------------------------------------------------------------
@@ -673,8 +720,16 @@ def make_env(args, modules, missing):
     except (OSError, opendml.OpendmlError) as e:  # the peers still run, and the page says why opendml did not
         missing["opendml"] = f"{type(e).__name__}: {e}"
     cub = None if args.simulate else load_cub(args.cub, missing)
+    odml_jax = None  # imported once JAX's platforms are set: it starts them
+    if "jax" in missing or modules.get("jax") is None:
+        missing["opendml.jax"] = f"JAX is missing: {missing.get('jax', 'not imported')}"
+    else:
+        try:
+            odml_jax = import_opendml_jax()
+        except Exception as e:  # the package is not installed, or was built without JAX
+            missing["opendml.jax"] = f"{type(e).__name__}: {e}"[:300]
     return Env(torch, modules.get("cupy"), modules.get("jax"), modules.get("jnp"), device, clock, odml, cub, missing,
-               l2, args.budget_per_peer_s)
+               l2, args.budget_per_peer_s, odml_jax)
 
 
 def peak_copy_gbps(env, nbytes):

@@ -31,10 +31,10 @@ def time_of(record, peer):
     return record["peers"].get(peer, {}).get("time_us")
 
 
-def speedup(peer):
-    """opendml's speedup over peer: the peer's time over opendml's."""
+def speedup(peer, of="opendml"):
+    """The speedup of `of` (opendml's C++ execute unless named) over peer: the peer's time over its."""
     def value(record):
-        theirs, mine = time_of(record, peer), time_of(record, "opendml")
+        theirs, mine = time_of(record, peer), time_of(record, of)
         return theirs / mine if theirs and mine else None
     return value
 
@@ -73,6 +73,11 @@ class Target:
 def nonzero_from(n, element_bytes=None):
     return lambda r: (r["op"] == "nonzero" and param(r, "n") >= n and
                       (element_bytes is None or common.element_bytes(param(r, "dtype")) == element_bytes))
+
+
+def elements_from(op, n):
+    return lambda r: (r["op"] == op and
+                      param(r, "total_bytes") // common.element_bytes(param(r, "dtype")) >= n)
 
 
 def concat_from(total, slices):
@@ -114,6 +119,18 @@ TARGETS = [
            "of copy"),
     Target("JOIN/SPLIT of 1000 inputs of 4 KiB under 10 us", "gpu", "JOIN and SPLIT of 1000 x 4 KiB",
            lambda r: r["op"] in ("join", "split") and r["group"] == "many", opendml_time, False, 10, "us"),
+    # opendml.jax (docs/python.md): its rows' time over the C++ execute's, and its argwhere beside JAX's.
+    Target("opendml.jax.nonzero within 10% of opendml's C++ time from 2^24 elements", "gpu",
+           "NONZERO cases, n >= 2^24", nonzero_from(1 << 24), speedup("opendml.jax.nonzero"), False, 1.10, "x"),
+    Target("opendml.jax.concat within 10% of opendml's C++ time from 2^24 elements", "gpu",
+           "JOIN cases of >= 2^24 elements", elements_from("join", 1 << 24), speedup("opendml.jax.concat"), False,
+           1.10, "x"),
+    Target("opendml.jax.split within 10% of opendml's C++ time from 2^24 elements", "gpu",
+           "SPLIT cases of >= 2^24 elements", elements_from("split", 1 << 24), speedup("opendml.jax.split"), False,
+           1.10, "x"),
+    Target("opendml.jax.argwhere at least 5x jnp.argwhere(size=n) from 2^20 elements", "gpu",
+           "NONZERO cases, n >= 2^20", nonzero_from(1 << 20), speedup("jax.argwhere", of="opendml.jax.argwhere"),
+           True, 5, "x"),
     Target("CPU JOIN/SPLIT at least 0.8 of memcpy bandwidth", "cpu", "JOIN and SPLIT of 256 MiB (one-thread memcpy)",
            lambda r: r["op"] in ("join", "split") and param(r, "total_bytes") >= 256 * MIB, of_copy, True, 0.8,
            "of copy"),

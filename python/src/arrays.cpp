@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "frameworks.h"
+#include "operators.h"
 
 #ifdef OPENDML_WITH_CUDA
 #include <cuda_runtime_api.h>
@@ -28,16 +29,6 @@ namespace {
 using namespace nb::literals;
 
 // ---- Devices and calls -------------------------------------------------------------------------
-
-// Devices and compiled operators live as long as the process and are never destroyed: at exit, the
-// CUDA runtime may already be gone.
-const Device& device_for(Place place) {
-  static auto& devices = *new std::unordered_map<int32_t, Device>;  // -1: the CPU, N: cuda:N
-  const int32_t key = place.cuda ? place.id : -1;
-  auto it = devices.find(key);
-  if (it == devices.end()) it = devices.emplace(key, Device(place.name())).first;
-  return it->second;
-}
 
 // One array-layer call: the device and stream every array of it must share.
 struct Call {
@@ -97,33 +88,6 @@ uint32_t normalize_axis(int64_t axis, int ndim, const char* prefix) {
 
 // ---- Arrays as DirectML buffer tensors ------------------------------------------------------------
 
-// A tensor of an operator as DirectML sees it, and where its data is.
-struct Spec {
-  DML_TENSOR_DATA_TYPE type = DML_TENSOR_DATA_TYPE_UNKNOWN;
-  uint32_t rank = 0;
-  uint32_t sizes[kMaxDims]{};
-  uint32_t strides[kMaxDims]{};
-  bool packed = true;      // null Strides
-  uint32_t alignment = 0;  // GuaranteedBaseOffsetAlignment: 0 (16 bytes) or what a view's address allows
-  std::byte* data = nullptr;
-
-  TensorDesc desc() const {
-    std::optional<std::vector<uint32_t>> s;
-    if (!packed) s.emplace(strides, strides + rank);
-    TensorDesc t(type, std::vector<uint32_t>(sizes, sizes + rank), std::move(s));
-    t.alignment(alignment);
-    return t;
-  }
-  void append_key(std::string& key) const {
-    key.append(reinterpret_cast<const char*>(&type), sizeof type);
-    key.append(reinterpret_cast<const char*>(&alignment), sizeof alignment);
-    key.push_back(static_cast<char>(rank));
-    key.push_back(packed ? 'p' : 's');
-    key.append(reinterpret_cast<const char*>(sizes), rank * sizeof(uint32_t));
-    if (!packed) key.append(reinterpret_cast<const char*>(strides), rank * sizeof(uint32_t));
-  }
-};
-
 // `order` permutes the array's dimensions into DirectML's (a transposed view of the coordinates).
 Spec spec_of(const Borrowed& b, const Name& what, const int* order = nullptr) {
   Spec s;
@@ -156,14 +120,6 @@ Spec spec_of(const Borrowed& b, const Name& what, const int* order = nullptr) {
 }
 
 // ---- Compiled operators, cached by description and device ----------------------------------------
-
-struct Entry {
-  CompiledOperator op;
-  std::vector<uint64_t> region_bytes;  // each tensor's TotalTensorSizeInBytes, inputs then outputs
-  uint64_t bytes = 0;                  // their sum
-  uint64_t temporary_bytes = 0;
-  std::unique_ptr<Buffer> persistent;
-};
 
 class Cache {
  public:
@@ -231,35 +187,10 @@ std::shared_ptr<Entry> compiled(const std::string& key, Call& call, const std::v
                                 uint32_t extensions, MakeDesc make_desc) {
   if (std::shared_ptr<Entry> hit = cache().find(key)) return hit;
   const Device& device = device_for(call.place);
-  std::vector<TensorDesc> descs;
-  std::vector<uint64_t> region_bytes;
-  descs.reserve(tensors.size());
-  for (const Spec* s : tensors) {
-    descs.push_back(s->desc());
-    region_bytes.push_back(descs.back().total_size());
-  }
-  const auto desc = make_desc(descs);
-  std::optional<Operator> op;
-  try {
-    op.emplace(device, *desc, DML_FEATURE_LEVEL(0), extensions);
-  } catch (const Error& e) {
-    // An array whose type or rank no DirectML feature level takes (NONZERO on float64, say) is a
-    // valid request that opendml cannot carry out; the library's support check names it so.
-    if (e.status() == ODML_STATUS_INVALID_ARGUMENT &&
-        std::string_view(e.what()).find("(no feature level allows ") != std::string_view::npos)
-      throw Error(ODML_STATUS_UNSUPPORTED, e.what());
-    throw;
-  }
-  auto entry = std::make_shared<Entry>(Entry{op->compile(), std::move(region_bytes), 0, 0, nullptr});
-  for (uint64_t b : entry->region_bytes) entry->bytes += b;
-  const odml_binding_properties p = entry->op.binding_properties();
-  entry->temporary_bytes = p.temporary_size_in_bytes;
-  if (p.persistent_size_in_bytes) entry->persistent = std::make_unique<Buffer>(device, p.persistent_size_in_bytes);
+  std::shared_ptr<Entry> entry = compile_entry(device, tensors, extensions, make_desc);
+  if (entry->persistent_bytes) entry->persistent = std::make_unique<Buffer>(device, entry->persistent_bytes);
   void* stream = reinterpret_cast<void*>(call.stream);
-  entry->op.initialize(
-      odml_bindings{
-          nullptr, 0, nullptr, 0, {}, entry->persistent ? entry->persistent->binding() : odml_buffer_binding{}},
-      stream);
+  initialize(*entry, entry->persistent ? entry->persistent->binding().data : nullptr, stream);
   if (entry->persistent) device.synchronize(stream);
   cache().insert(key, entry);
   return entry;
@@ -267,33 +198,31 @@ std::shared_ptr<Entry> compiled(const std::string& key, Call& call, const std::v
 
 void execute(const Entry& e, Call& call, const std::vector<const Spec*>& inputs,
              const std::vector<const Spec*>& outputs) {
-  thread_local std::vector<odml_buffer_binding> in, out;  // reused: a warm call allocates nothing here
+  thread_local std::vector<std::byte*> in, out;  // reused: a warm call allocates nothing here
+  thread_local std::vector<odml_buffer_binding> regions;
   in.clear();
   out.clear();
-  size_t r = 0;
   t_last_inputs.clear();
   t_last_outputs.clear();
   for (const Spec* s : inputs) {
-    in.push_back({s->data, e.region_bytes[r++]});
+    in.push_back(s->data);
     t_last_inputs.push_back(reinterpret_cast<uintptr_t>(s->data));
   }
   for (const Spec* s : outputs) {
-    out.push_back({s->data, e.region_bytes[r++]});
+    out.push_back(s->data);
     t_last_outputs.push_back(reinterpret_cast<uintptr_t>(s->data));
   }
   // The temporary region comes from the caller's library, so that it is stream-ordered like any
   // other of its allocations; over-allocated to meet DirectML's 256-byte alignment.
   nb::object temporary_array;
-  odml_buffer_binding temporary{};
+  void* temporary = nullptr;
   if (e.temporary_bytes) {
     temporary_array = call.empty({static_cast<int64_t>(e.temporary_bytes + 256)}, "uint8");
     const Borrowed t = call.take(temporary_array, {call.prefix, "the temporary region"}, true);
-    const auto address = (reinterpret_cast<uintptr_t>(t.data) + 255) & ~uintptr_t{255};
-    temporary = {reinterpret_cast<void*>(address), e.temporary_bytes};
+    temporary = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(t.data) + 255) & ~uintptr_t{255});
   }
-  const odml_bindings b{in.data(),  static_cast<uint32_t>(in.size()),
-                        out.data(), static_cast<uint32_t>(out.size()),
-                        temporary,  e.persistent ? e.persistent->binding() : odml_buffer_binding{}};
+  const odml_bindings b =
+      bindings(e, in, out, temporary, e.persistent ? e.persistent->binding().data : nullptr, regions);
   void* stream = reinterpret_cast<void*>(call.stream);
   if (call.place.cuda) {
     e.op.execute(b, stream);
@@ -427,9 +356,7 @@ nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed,
   key.append(reinterpret_cast<const char*>(&call.place), sizeof call.place);
   key.append(reinterpret_cast<const char*>(&extensions), sizeof extensions);
   for (const Spec* s : std::initializer_list<const Spec*>{&in, &cnt, &crd}) s->append_key(key);
-  const auto entry = compiled(key, call, {&in, &cnt, &crd}, extensions, [](std::vector<TensorDesc>& d) {
-    return std::make_unique<NonzeroCoordinatesDesc>(d[0], d[1], d[2]);
-  });
+  const auto entry = compiled(key, call, {&in, &cnt, &crd}, extensions, nonzero_desc);
   execute(*entry, call, {&in}, {&cnt, &crd});
   return nb::make_tuple(coords, count);
 }
@@ -496,11 +423,7 @@ nb::object concat(nb::handle arrays_arg, int64_t axis, nb::handle out, nb::handl
   uint32_t extensions = beyond_32_bits(whole) ? ODML_EXTENSION_64BIT_INDICES : 0;
   for (const Borrowed& b : in) extensions |= beyond_32_bits(b) ? ODML_EXTENSION_64BIT_INDICES : 0;
   const auto entry = compiled(join_split_key('J', call, a, extensions, w, pieces), call, tensors, extensions,
-                              [a](std::vector<TensorDesc>& d) {
-                                TensorDesc output = d.back();
-                                d.pop_back();
-                                return std::make_unique<JoinDesc>(std::move(d), output, a);
-                              });
+                              [a](std::vector<TensorDesc>& d) { return join_desc(d, a); });
   execute(*entry, call, inputs, {&w});
   return result;
 }
@@ -568,11 +491,8 @@ nb::list split(nb::handle x, nb::handle sizes, int64_t axis, nb::handle out, nb:
   const Spec w = spec_of(input, {call.prefix, "x"});
   std::vector<const Spec*> tensors{&w}, outputs;
   for (const Spec& s : pieces) tensors.push_back(&s), outputs.push_back(&s);
-  const auto entry = compiled(
-      join_split_key('S', call, a, extensions, w, pieces), call, tensors, extensions, [a](std::vector<TensorDesc>& d) {
-        TensorDesc input = d.front();
-        return std::make_unique<SplitDesc>(input, std::vector<TensorDesc>(d.begin() + 1, d.end()), a);
-      });
+  const auto entry = compiled(join_split_key('S', call, a, extensions, w, pieces), call, tensors, extensions,
+                              [a](std::vector<TensorDesc>& d) { return split_desc(d, a); });
   execute(*entry, call, {&w}, outputs);
   return parts;
 }

@@ -63,5 +63,6 @@ inline nb::sequence sequence(nb::handle value, const Name& what) {
 
 void bind_descriptors(nb::module_& m);
 void bind_arrays(nb::module_& m);
+void bind_jax(nb::module_& m);  // jax_ffi.cpp, where the build found the XLA FFI headers
 
 }  // namespace opendml::python

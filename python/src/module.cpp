@@ -61,4 +61,7 @@ NB_MODULE(_opendml, m) {
 #endif
   bind_descriptors(m);
   bind_arrays(m);
+#ifdef OPENDML_WITH_XLA_FFI
+  bind_jax(m);
+#endif
 }

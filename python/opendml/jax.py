@@ -1,0 +1,351 @@
+"""opendml's three operators inside JAX, through XLA's foreign function interface.
+
+    coords, count = opendml.jax.nonzero(mask)        # coords (mask.size, mask.ndim), count (1,)
+    rows = opendml.jax.argwhere(mask, size=n)         # jnp.argwhere(mask, size=n)
+    y = opendml.jax.concat([a, b], axis=-1)           # jnp.concatenate
+    p, q = opendml.jax.split(y, [3], axis=-1)         # jnp.split
+
+Each function binds a JAX primitive whose lowering is an FFI call of a handler in the extension
+(python/src/jax_ffi.cpp), registered for the CPU and CUDA platforms when this module is imported.
+Output shapes follow from input shapes alone, so the functions work under jax.jit as in eager mode;
+jax.vmap has batching rules that make one larger call, concat and split are linear (JVP and
+transpose rules, so jax.jvp and jax.grad work), and nonzero's integer outputs have zero tangents.
+docs/python.md describes this module.
+"""
+
+import functools
+import math
+import operator
+from collections.abc import Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.extend.core import Primitive
+from jax.interpreters import ad, batching, mlir
+
+import opendml
+from opendml import _opendml
+
+from ._shapes import join_shape, normalize_axis
+
+if not hasattr(_opendml, "_jax_targets"):
+    raise ImportError(
+        "opendml.jax: this build of opendml has no XLA FFI handlers, because JAX was not importable "
+        "by the Python that built it; install jax, then reinstall opendml")
+
+__all__ = ["nonzero", "argwhere", "concat", "split"]
+
+_TARGETS = _opendml._jax_targets()  # {platform: {target: {stage: capsule}}}
+# The handlers' State type must be known to a platform before handlers that use it, but a platform
+# that starts after a registration takes the pending handlers before the pending types. So the
+# platforms are started first, and both register at once.
+jax.devices()
+for _platform, _handlers in _TARGETS.items():
+    if hasattr(jax.ffi, "register_ffi_type"):
+        jax.ffi.register_ffi_type("opendml_jax_state", _opendml._jax_state_type(), platform=_platform)
+    else:  # JAX before register_ffi_type took the type id alone
+        jax.ffi.register_ffi_type_id("opendml_jax_state", _opendml._jax_state_type()["type_id"], platform=_platform)
+    for _name, _stages in _handlers.items():
+        jax.ffi.register_ffi_target(_name, _stages, platform=_platform)
+
+_T = opendml.DataType
+
+# JOIN and SPLIT move bits (docs/decisions.md): every element type goes as the unsigned integer of
+# its width.
+_BITS = {1: _T.UINT8, 2: _T.UINT16, 4: _T.UINT32, 8: _T.UINT64}
+
+# NONZERO_COORDINATES tests DirectML's eight input types as they are, and bool and bfloat16 through a
+# type whose zero test gives the same answer on the same bits (docs/python.md, "Element types").
+_NONZERO = {
+    np.dtype(np.float32): _T.FLOAT32, np.dtype(np.float16): _T.FLOAT16, np.dtype(jnp.bfloat16): _T.FLOAT16,
+    np.dtype(np.int32): _T.INT32, np.dtype(np.int16): _T.INT16, np.dtype(np.int8): _T.INT8,
+    np.dtype(np.uint32): _T.UINT32, np.dtype(np.uint16): _T.UINT16, np.dtype(np.uint8): _T.UINT8,
+    np.dtype(np.bool_): _T.UINT8,
+}
+
+_INDEX = {"uint32": _T.UINT32, "int64": _T.INT64, "uint64": _T.UINT64}
+
+
+def _bits_type(op: str, dtype) -> int:
+    bits = jax.dtypes.itemsize_bits(dtype)
+    if bits % 8 or bits // 8 not in _BITS:
+        raise opendml.UnsupportedError(f"{op}: {np.dtype(dtype).name} elements are {bits} bits; JOIN and SPLIT move elements of 1, 2, 4 or 8 bytes")
+    return int(_BITS[bits // 8])
+
+
+# ---- Primitives ------------------------------------------------------------------------------------
+
+
+def _lowering(target: str, platform: str):
+    """The FFI call of `target`, with the handlers' three attributes (python/src/jax_ffi.cpp).
+    nonzero's `fill`, one value a column (bits of the index type) or None, becomes the coordinates'
+    initial rows: an operand filled on the device and aliased to the coordinates result, whose rows
+    past the count NONZERO_COORDINATES leaves untouched (docs/decisions.md, "Results")."""
+    rule = jax.ffi.ffi_lowering(target)
+    filled = jax.ffi.ffi_lowering(target, operand_output_aliases={1: 1})
+
+    def lower(ctx, *args, dml_type, axis=1, batched=False, fill=None, **_):
+        if target not in _TARGETS.get(platform, {}):
+            raise opendml.UnsupportedError(f"opendml.jax: this build of opendml has no {platform} backend")
+        attributes = dict(dml_type=np.int64(dml_type), axis=np.int64(axis), batched=np.int64(batched))
+        if fill is None:
+            return rule(ctx, *args, **attributes)
+        from jax._src.interpreters import mlir as internal
+
+        coords = ctx.avals_out[1]
+        rows = internal.broadcast_in_dim(ctx, internal.ir_constant(np.asarray(fill, coords.dtype)), coords,
+                                         broadcast_dimensions=[coords.ndim - 1])
+        return filled(ctx.replace(avals_in=[*ctx.avals_in, coords]), *args, rows, **attributes)
+
+    return lower
+
+
+def _primitive(name: str, target: str, multiple_results: bool) -> Primitive:
+    p = Primitive(name)
+    p.multiple_results = multiple_results
+    # Eager calls run the primitive as a one-operation computation, compiled once per shape.
+    from jax._src import dispatch
+
+    p.def_impl(functools.partial(dispatch.apply_primitive, p))
+    mlir.register_lowering(p, _lowering(target, "cpu"), platform="cpu")
+    mlir.register_lowering(p, _lowering(target, "CUDA"), platform="cuda")
+    return p
+
+
+# nonzero_p(x, dml_type, batched, index, fill) -> (count, coords): the results in DirectML's order.
+# Batched, the leading dimension of x and of both results is a batch of independent calls. fill: the
+# value of each column in the rows past the count (bits of the index type), or None: unspecified.
+nonzero_p = _primitive("opendml_nonzero", "opendml_nonzero", True)
+
+
+@nonzero_p.def_abstract_eval
+def _nonzero_abstract(x, *, dml_type, batched, index, fill=None):
+    batch, item = (x.shape[:1], x.shape[1:]) if batched else ((), x.shape)
+    dtype = np.dtype(index)
+    return (jax.core.ShapedArray(batch + (1,), dtype), jax.core.ShapedArray(batch + (math.prod(item), len(item)), dtype))
+
+
+def _nonzero_batch(args, dims, *, dml_type, batched, index, fill=None):
+    (x,), (d,) = args, dims
+    x = jnp.moveaxis(x, d, 0)
+    lead = x.shape[:2] if batched else x.shape[:1]  # already a batch: the two become one
+    item = x.shape[len(lead):]
+    count_shape, coords_shape = lead + (1,), lead + (math.prod(item), len(item))
+    if x.size == 0:
+        return (jnp.zeros(count_shape, index), _filled(coords_shape, index, fill)), (0, 0)
+    count, coords = nonzero_p.bind(x.reshape((math.prod(lead),) + item), dml_type=dml_type, batched=True, index=index,
+                                   fill=fill)
+    return (count.reshape(count_shape), coords.reshape(coords_shape)), (0, 0)
+
+
+def _filled(shape, dtype, fill):
+    """Coordinates with no defined rows: fill's rows, or zeros."""
+    return jnp.broadcast_to(jnp.asarray(0 if fill is None else fill, dtype), shape)
+
+
+def _nonzero_jvp(primals, tangents, **params):
+    outs = nonzero_p.bind(*primals, **params)
+    typeof = getattr(jax, "typeof", None) or jax.core.get_aval  # the latter before JAX 0.6
+    return outs, [ad.Zero(typeof(o).to_tangent_aval()) for o in outs]
+
+
+batching.primitive_batchers[nonzero_p] = _nonzero_batch
+ad.primitive_jvps[nonzero_p] = _nonzero_jvp
+
+# concat_p(*xs, dml_type) and split_p(x, sizes, dml_type) work on three dimensions, (before, axis, after):
+# the functions below fold any rank into them, as a batch folds into the first.
+concat_p = _primitive("opendml_concat", "opendml_join", False)
+split_p = _primitive("opendml_split", "opendml_split", True)
+
+
+@concat_p.def_abstract_eval
+def _concat_abstract(*xs, dml_type):
+    p, _, q = xs[0].shape
+    return jax.core.ShapedArray((p, sum(x.shape[1] for x in xs), q), xs[0].dtype)
+
+
+@split_p.def_abstract_eval
+def _split_abstract(x, *, sizes, dml_type):
+    p, _, q = x.shape
+    return [jax.core.ShapedArray((p, s, q), x.dtype) for s in sizes]
+
+
+def _batch_in_front(args, dims):
+    """The operands with the batch as their first dimension (broadcast where they have none)."""
+    size = next(a.shape[d] for a, d in zip(args, dims) if d is not None)
+    return [jnp.broadcast_to(a, (size,) + a.shape) if d is None else jnp.moveaxis(a, d, 0)
+            for a, d in zip(args, dims)]
+
+
+def _unbatched(xs):
+    return [jax.core.ShapedArray(a.shape[1:], a.dtype) for a in xs]
+
+
+def _folded(a):  # the batch folded into the first of the three dimensions
+    return a.reshape((a.shape[0] * a.shape[1],) + a.shape[2:])
+
+
+def _concat_batch(args, dims, *, dml_type):
+    xs = _batch_in_front(args, dims)
+    shape = xs[0].shape[:1] + _concat_abstract(*_unbatched(xs), dml_type=dml_type).shape
+    if math.prod(shape) == 0:
+        return jnp.zeros(shape, xs[0].dtype), 0
+    return concat_p.bind(*map(_folded, xs), dml_type=dml_type).reshape(shape), 0
+
+
+def _split_batch(args, dims, *, sizes, dml_type):
+    (x,) = _batch_in_front(args, dims)
+    shapes = [x.shape[:1] + a.shape for a in _split_abstract(*_unbatched([x]), sizes=sizes, dml_type=dml_type)]
+    if x.size == 0:
+        return [jnp.zeros(s, x.dtype) for s in shapes], [0] * len(shapes)
+    parts = split_p.bind(_folded(x), sizes=sizes, dml_type=dml_type)
+    return [y.reshape(s) for y, s in zip(parts, shapes)], [0] * len(shapes)
+
+
+def _concat_transpose(ct, *xs, dml_type):
+    parts = split_p.bind(ct, sizes=tuple(x.aval.shape[1] for x in xs), dml_type=dml_type)
+    return [part if ad.is_undefined_primal(x) else None for part, x in zip(parts, xs)]
+
+
+def _split_transpose(cts, x, *, sizes, dml_type):
+    return [concat_p.bind(*[ad.instantiate_zeros(ct) for ct in cts], dml_type=dml_type)]
+
+
+batching.primitive_batchers[concat_p] = _concat_batch
+batching.primitive_batchers[split_p] = _split_batch
+ad.deflinear2(concat_p, _concat_transpose)
+ad.deflinear2(split_p, _split_transpose)
+
+
+# ---- The functions ---------------------------------------------------------------------------------
+
+
+def _index_dtype(op: str, index_dtype) -> str:
+    if index_dtype is None:
+        return "int64" if jax.config.jax_enable_x64 else "uint32"
+    name = np.dtype(index_dtype).name
+    if name not in _INDEX:
+        raise opendml.Error(f"{op}: index_dtype is {name}; it must be uint32, or int64 or uint64 (opendml's 64-bit indices extension)")
+    if name != "uint32" and not jax.config.jax_enable_x64:
+        raise opendml.Error(f"{op}: index_dtype {name} needs JAX's 64-bit mode (jax.config.update('jax_enable_x64', True))")
+    return name
+
+
+@functools.lru_cache(maxsize=256)
+def _check_nonzero(shape: tuple, dml_type: int, index: str) -> None:
+    """The library's own validation of the operator the handler will compile (rank, sizes, types)."""
+    m, idx = math.prod(shape), _INDEX[index]
+    desc = opendml.NonzeroCoordinatesDesc(opendml.TensorDesc(_T(dml_type), list(shape)), opendml.TensorDesc(idx, [1]),
+                                          opendml.TensorDesc(idx, [m, len(shape)]))
+    wide = index != "uint32" or m > 0xFFFFFFFF
+    opendml.Operator(opendml.Device("cpu"), desc, extensions=opendml.EXTENSION_64BIT_INDICES if wide else 0)
+
+
+def nonzero(x, *, index_dtype=None, fill_value=None):
+    """coords, count = nonzero(x): DirectML's NONZERO_COORDINATES. coords is (x.size, x.ndim), the
+    coordinates of x's non-zero elements in row-major order in its first `count` rows; the rest are
+    fill_value (a scalar or one value a column), or unspecified without it. count is (1,).
+    index_dtype: uint32 (the default without JAX's 64-bit mode), or int64 / uint64 (opendml's 64-bit
+    indices extension; int64 is the default in 64-bit mode)."""
+    op = "opendml.jax.nonzero"
+    x = jnp.asarray(x)
+    index = _index_dtype(op, index_dtype)
+    fill = None
+    if fill_value is not None and x.ndim:  # one value a column, as the index type's bits (-1: 0xFFFFFFFF)
+        row = np.broadcast_to(np.asarray(fill_value), (x.ndim,))
+        fill = tuple(int(v) for v in row.astype(np.int64).astype(index))
+    if x.dtype not in _NONZERO:
+        raise opendml.UnsupportedError(f"{op}: x is {x.dtype}; NONZERO_COORDINATES tests {', '.join(sorted(str(d) for d in _NONZERO))}")
+    if x.ndim == 0:  # DirectML tensors have a dimension: one row of no coordinates, as NumPy's argwhere
+        return jnp.zeros((1, 0), index), (x != 0).astype(index).reshape(1)
+    if x.size == 0:
+        return jnp.zeros((0, x.ndim), index), jnp.zeros((1,), index)
+    dml_type = int(_NONZERO[x.dtype])
+    _check_nonzero(tuple(x.shape), dml_type, index)
+    count, coords = nonzero_p.bind(x, dml_type=dml_type, batched=False, index=index, fill=fill)
+    return coords, count
+
+
+def argwhere(x, *, size=None, fill_value=None):
+    """jnp.argwhere(x, size=size, fill_value=fill_value) through NONZERO_COORDINATES: the first `size`
+    coordinate rows, those past the count set to fill_value (default 0; a scalar or one value a
+    column). Under jax.jit, size is needed, as it is for jnp.argwhere."""
+    x = jnp.asarray(x)
+    dtype = jax.dtypes.canonicalize_dtype(np.int64)  # jnp.argwhere's: int32 unless in 64-bit mode
+    fill = np.broadcast_to(np.asarray(0 if fill_value is None else fill_value, dtype), (x.ndim,))
+    # The rows past the count are filled where the coordinates are written (nonzero's fill_value),
+    # and uint32 coordinates are int32's bits: no pass over the rows after NONZERO_COORDINATES.
+    coords, count = nonzero(x, fill_value=fill)
+    if size is None:
+        if isinstance(count, jax.core.Tracer):
+            raise opendml.Error("opendml.jax.argwhere: size is needed under jax.jit (the count is not known when tracing)")
+        size = int(count[0])
+    size = int(size)
+    rows = jax.lax.bitcast_convert_type(coords, dtype) if coords.dtype.itemsize == dtype.itemsize else coords
+    rows = rows[:size]
+    if size > rows.shape[0]:  # more rows than x has elements: the rest are fill
+        rows = jnp.concatenate([rows, jnp.broadcast_to(jnp.asarray(fill, dtype), (size - rows.shape[0], x.ndim))])
+    return rows
+
+
+class _Shape:
+    """What opendml._shapes reads of an array (a tracer has no device to compare)."""
+
+    def __init__(self, a):
+        self.shape, self.dtype, self.ndim = a.shape, a.dtype, a.ndim
+
+
+def _fold(a, axis: int):
+    return a.reshape((math.prod(a.shape[:axis]), a.shape[axis], math.prod(a.shape[axis + 1:])))
+
+
+def concat(arrays, axis: int = 0):
+    """jnp.concatenate(arrays, axis) through DirectML's JOIN (negative axes count from the end)."""
+    op = "opendml.jax.concat"
+    if not isinstance(arrays, Sequence):
+        raise opendml.Error(f"{op}: arrays is a {type(arrays).__name__}; it must be a sequence of arrays")
+    arrays = [jnp.asarray(a) for a in arrays]
+    if arrays and arrays[0].ndim == 0:
+        raise opendml.Error(f"{op}: arrays[0] is 0-d; zero-dimensional arrays cannot be concatenated")
+    shape = join_shape(op, [_Shape(a) for a in arrays], axis)
+    axis = normalize_axis(op, axis, len(shape))
+    dml_type = _bits_type(op, arrays[0].dtype)
+    pieces = [_fold(a, axis) for a in arrays if a.size]
+    if not pieces or math.prod(shape) == 0:  # DirectML has no empty tensors
+        return jnp.zeros(shape, arrays[0].dtype)
+    return concat_p.bind(*pieces, dml_type=dml_type).reshape(shape)
+
+
+def split(x, indices_or_sections, axis: int = 0):
+    """jnp.split(x, indices_or_sections, axis) through DirectML's SPLIT: a number of equal sections,
+    or the indices where sections start (as jnp.split takes them: not decreasing, from 0 to the
+    length of the axis)."""
+    op = "opendml.jax.split"
+    x = jnp.asarray(x)
+    if x.ndim == 0:
+        raise opendml.Error(f"{op}: x is 0-d; zero-dimensional arrays cannot be split")
+    axis = normalize_axis(op, axis, x.ndim)
+    length = x.shape[axis]
+    if not isinstance(indices_or_sections, (int, np.integer, Sequence, np.ndarray, jax.Array)):
+        raise opendml.Error(f"{op}: indices_or_sections is a {type(indices_or_sections).__name__}; it must be an integer "
+                            "or a sequence of integers")
+    if isinstance(indices_or_sections, (int, np.integer)):
+        n = int(indices_or_sections)
+        if n <= 0 or length % n:
+            raise opendml.Error(f"{op}: x.shape[{axis}] is {length}, which does not split into {n} equal sections")
+        sizes = [length // n] * n
+    else:
+        try:
+            bounds = [0] + [operator.index(i) for i in indices_or_sections]  # taken as they are, as jnp.split does
+        except TypeError as e:
+            raise opendml.Error(f"{op}: indices {list(indices_or_sections)} must be integers") from e
+        if any(b < a for a, b in zip(bounds, bounds[1:] + [length])):
+            raise opendml.Error(f"{op}: indices {bounds[1:]} must not decrease, and lie in [0, {length}] (x.shape[{axis}])")
+        sizes = [b - a for a, b in zip(bounds, bounds[1:] + [length])]
+    dml_type = _bits_type(op, x.dtype)
+    shapes = [x.shape[:axis] + (s,) + x.shape[axis + 1:] for s in sizes]
+    if x.size == 0 or len([s for s in sizes if s]) == 0:
+        return [jnp.zeros(s, x.dtype) for s in shapes]
+    parts = iter(split_p.bind(_fold(x, axis), sizes=tuple(s for s in sizes if s), dml_type=dml_type))
+    return [next(parts).reshape(s) if s[axis] else jnp.zeros(s, x.dtype) for s in shapes]

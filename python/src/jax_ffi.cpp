@@ -1,0 +1,289 @@
+// JAX's way in: XLA FFI handlers for NONZERO_COORDINATES, JOIN and SPLIT, which opendml.jax registers
+// for the CPU and CUDA platforms (docs/python.md, "opendml.jax"). XLA hands a handler dense row-major
+// buffers whose shapes are fixed for the life of the call site, so each call site (an instance, whose
+// State XLA creates at its instantiate stage) compiles its operator once per device, at its first
+// execute there, and later executes only read it: no lock, no allocation of its own.
+//
+// Attributes (every target takes the three): `dml_type`, the DirectML type of the data elements (opendml.jax
+// chooses it: JOIN and SPLIT move bits, NONZERO_COORDINATES tests the bits of a type with the same zero);
+// `axis`, the JOIN/SPLIT axis; `batched`, nonzero only: the leading dimension of x and of both results is
+// a batch (jax.vmap), each item its own NONZERO_COORDINATES, all run by the same compiled operator.
+// A nonzero call may have a second argument, the coordinates' initial rows, which XLA aliases to the
+// coordinates result (argwhere's fill): the handler reads x alone.
+#include <xla/ffi/api/ffi.h>
+
+#include <array>
+#include <atomic>
+#include <mutex>
+
+#include "operators.h"
+
+#ifdef OPENDML_WITH_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+namespace ffi = xla::ffi;
+
+namespace opendml::python {
+namespace {
+
+enum class Kind { kNonzero, kJoin, kSplit };
+
+// Device ordinals a call site can run on (slots are cheap: a flag and a pointer).
+constexpr int kMaxDevices = 64;
+
+// A call site's compiled operator on one device, and the bytes between batch items of each tensor
+// (inputs then outputs; the batch's length in `items`). `ready` is published once all of it is set;
+// the mutex is taken only until then. (Not std::call_once: with a compile that throws, some
+// libstdc++ builds leave the next call_once waiting forever.)
+struct Slot {
+  std::atomic<const Entry*> ready{nullptr};
+  std::mutex compiling;
+  std::unique_ptr<Entry> entry;
+  std::vector<uint64_t> item_bytes;
+  int64_t items = 1;
+};
+
+struct State {
+  static ffi::TypeId id;  // XLA assigns it when opendml.jax registers the type
+  DML_TENSOR_DATA_TYPE type;
+  uint32_t axis;
+  bool batched;
+  std::array<Slot, kMaxDevices> slots;  // by CUDA device ordinal; slot 0 on the CPU
+};
+ffi::TypeId State::id = {};
+
+// Operators compiled by the handlers so far: tests prove with it that calls reuse them.
+std::atomic<uint64_t> g_compiles{0};
+
+const XLA_FFI_TypeInfo kStateInfo = {XLA_FFI_TypeInfo_STRUCT_SIZE, nullptr,
+                                     [](void* state) { delete static_cast<State*>(state); }};
+
+ffi::ErrorOr<std::unique_ptr<State>> instantiate(int64_t type, int64_t axis, int64_t batched) {
+  if (type < 0 || type > INT32_MAX || odml_data_type_bits(static_cast<DML_TENSOR_DATA_TYPE>(type)) == 0 || axis < 0 ||
+      axis > UINT32_MAX)
+    return ffi::Unexpected(ffi::Error::InvalidArgument("opendml.jax: the call's attributes are not opendml.jax's"));
+  auto state = std::make_unique<State>();
+  state->type = static_cast<DML_TENSOR_DATA_TYPE>(type);
+  state->axis = static_cast<uint32_t>(axis);
+  state->batched = batched != 0;
+  return state;
+}
+
+// The coordinates' and count's index type, as the results' element type says.
+DML_TENSOR_DATA_TYPE index_type(ffi::DataType t) {
+  switch (t) {
+    case ffi::DataType::U32: return DML_TENSOR_DATA_TYPE_UINT32;
+    case ffi::DataType::S64: return DML_TENSOR_DATA_TYPE_INT64;
+    case ffi::DataType::U64: return DML_TENSOR_DATA_TYPE_UINT64;
+    default: invalid("opendml.jax: nonzero's results must be uint32, int64 or uint64");
+  }
+}
+
+// A buffer without its `skip` leading (batch) dimensions, as a packed DirectML tensor. A batch item
+// starts item_bytes past the last, which may be less aligned than XLA's 16 bytes.
+Spec spec_of(const ffi::AnyBuffer& b, DML_TENSOR_DATA_TYPE type, int skip, uint64_t item_bytes, bool& wide) {
+  const auto dims = b.dimensions();
+  Spec s;
+  s.type = type;
+  if (dims.size() - skip > kMaxDims) invalid("opendml.jax: a buffer has more than 32 dimensions");
+  s.rank = static_cast<uint32_t>(dims.size() - skip);
+  uint64_t elements = 1;
+  for (uint32_t d = 0; d < s.rank; ++d) {
+    s.sizes[d] = to_uint32(dims[skip + d], "opendml.jax: a dimension");
+    elements *= s.sizes[d];
+  }
+  wide |= elements > UINT32_MAX;
+  if (skip) {
+    const uint64_t lowest = item_bytes & (~item_bytes + 1);
+    if (lowest < 16) s.alignment = static_cast<uint32_t>(lowest);
+  }
+  return s;
+}
+
+size_t inputs_of(Kind kind, const ffi::RemainingArgs& args) { return kind == Kind::kNonzero ? 1 : args.size(); }
+
+void compile(Kind kind, const State& state, Slot& slot, Place place, void* stream, const ffi::RemainingArgs& args,
+             const ffi::RemainingRets& rets) {
+  std::vector<ffi::AnyBuffer> buffers;
+  for (size_t i = 0; i < inputs_of(kind, args); ++i) buffers.push_back(args.get<ffi::AnyBuffer>(i).value());
+  for (size_t i = 0; i < rets.size(); ++i) buffers.push_back(*rets.get<ffi::AnyBuffer>(i).value());
+  const int skip = kind == Kind::kNonzero && state.batched ? 1 : 0;
+  slot.items = skip ? buffers[0].dimensions()[0] : 1;
+  bool wide = false;
+  std::vector<Spec> specs;
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    const bool index = kind == Kind::kNonzero && i > 0;
+    const DML_TENSOR_DATA_TYPE type = index ? index_type(buffers[i].element_type()) : state.type;
+    wide |= index && type != DML_TENSOR_DATA_TYPE_UINT32;
+    if (!index && ffi::ByteWidth(buffers[i].element_type()) * 8 != odml_data_type_bits(type))
+      invalid("opendml.jax: a buffer's element type does not have the width of the call's type");
+    slot.item_bytes.push_back(slot.items > 0 ? buffers[i].size_bytes() / slot.items : 0);
+    specs.push_back(spec_of(buffers[i], type, skip, slot.item_bytes.back(), wide));
+  }
+  std::vector<const Spec*> tensors;
+  for (const Spec& s : specs) tensors.push_back(&s);
+  const uint32_t extensions = wide ? ODML_EXTENSION_64BIT_INDICES : 0;
+  const Device& device = device_for(place);
+  const uint32_t axis = state.axis;
+  if (kind == Kind::kNonzero)
+    slot.entry = compile_entry(device, tensors, extensions, nonzero_desc);
+  else if (kind == Kind::kJoin)
+    slot.entry = compile_entry(device, tensors, extensions, [axis](auto& d) { return join_desc(d, axis); });
+  else
+    slot.entry = compile_entry(device, tensors, extensions, [axis](auto& d) { return split_desc(d, axis); });
+  g_compiles.fetch_add(1, std::memory_order_relaxed);
+  // An operator with a persistent region is initialized at every call (run, below).
+  if (!slot.entry->persistent_bytes) initialize(*slot.entry, nullptr, stream);
+}
+
+ffi::Error failure(const Error& e) {
+  return ffi::Error(e.status() == ODML_STATUS_UNSUPPORTED        ? ffi::ErrorCode::kUnimplemented
+                    : e.status() == ODML_STATUS_INVALID_ARGUMENT ? ffi::ErrorCode::kInvalidArgument
+                                                                 : ffi::ErrorCode::kInternal,
+                    e.what());
+}
+
+// One call: compiles on the first call on this device, then binds XLA's buffers and executes (once per
+// batch item) on `stream`. `scratch(bytes)` gives a 256-byte-aligned region that lasts the call, or null.
+template <class Scratch>
+ffi::Error run(Kind kind, State* state, Place place, void* stream, const ffi::RemainingArgs& args,
+               const ffi::RemainingRets& rets, Scratch&& scratch) try {
+  if (place.id < 0 || place.id >= kMaxDevices)
+    return ffi::Error::InvalidArgument("opendml.jax: device ordinal " + std::to_string(place.id) + " is past " +
+                                       std::to_string(kMaxDevices - 1));
+  Slot& slot = state->slots[place.id];
+  const Entry* ready = slot.ready.load(std::memory_order_acquire);
+  if (!ready) {
+    std::lock_guard lock(slot.compiling);
+    if (!(ready = slot.ready.load(std::memory_order_relaxed))) {
+      slot.item_bytes.clear();  // from an attempt that failed
+      compile(kind, *state, slot, place, stream, args, rets);
+      slot.ready.store(ready = slot.entry.get(), std::memory_order_release);
+    }
+  }
+  const Entry& e = *ready;
+  // On CUDA the persistent region lasts one call (XLA lends no memory across calls), so it is
+  // filled on the stream before every execute; on the CPU no operator has one.
+  void* persistent = nullptr;
+  if (e.persistent_bytes) {
+    persistent = scratch(e.persistent_bytes);
+    if (!persistent) return ffi::Error(ffi::ErrorCode::kResourceExhausted, "opendml.jax: no persistent region");
+    initialize(e, persistent, stream);
+  }
+  void* temporary = nullptr;
+  if (e.temporary_bytes && !(temporary = scratch(e.temporary_bytes)))
+    return ffi::Error(ffi::ErrorCode::kResourceExhausted, "opendml.jax: no temporary region");
+
+  thread_local std::vector<std::byte*> in, out;
+  thread_local std::vector<odml_buffer_binding> regions;
+  for (int64_t item = 0; item < slot.items; ++item) {
+    in.clear();
+    out.clear();
+    size_t t = 0;
+    for (size_t i = 0; i < inputs_of(kind, args); ++i)
+      in.push_back(static_cast<std::byte*>(args.get<ffi::AnyBuffer>(i).value().untyped_data()) +
+                   item * slot.item_bytes[t++]);
+    for (size_t i = 0; i < rets.size(); ++i)
+      out.push_back(static_cast<std::byte*>((*rets.get<ffi::AnyBuffer>(i).value()).untyped_data()) +
+                    item * slot.item_bytes[t++]);
+    e.op.execute(bindings(e, in, out, temporary, persistent, regions), stream);
+  }
+  return ffi::Error::Success();
+} catch (const Error& e) {
+  return failure(e);
+} catch (const std::exception& e) {
+  return ffi::Error::Internal(std::string("opendml.jax: ") + e.what());
+}
+
+// The CPU runs the operators before returning; the regions come from this thread's own memory.
+template <Kind kind>
+ffi::Error cpu_execute(State* state, ffi::RemainingArgs args, ffi::RemainingRets rets, int64_t, int64_t, int64_t) {
+  thread_local std::vector<std::byte> regions[2];
+  size_t next = 0;
+  return run(kind, state, Place{}, nullptr, args, rets, [&](uint64_t bytes) -> void* {
+    auto& r = regions[next++ % 2];
+    r.resize(bytes + 256);
+    return reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(r.data()) + 255) & ~uintptr_t{255});
+  });
+}
+
+#define OPENDML_BIND_ATTRS .Attr<int64_t>("dml_type").Attr<int64_t>("axis").Attr<int64_t>("batched")
+
+XLA_FFI_DEFINE_HANDLER(kInstantiate, instantiate, ffi::Ffi::BindInstantiate() OPENDML_BIND_ATTRS);
+
+#define OPENDML_CPU_HANDLER(name, kind)           \
+  XLA_FFI_DEFINE_HANDLER(name, cpu_execute<kind>, \
+                         ffi::Ffi::Bind().Ctx<ffi::State<State>>().RemainingArgs().RemainingRets() OPENDML_BIND_ATTRS)
+OPENDML_CPU_HANDLER(kCpuNonzero, Kind::kNonzero);
+OPENDML_CPU_HANDLER(kCpuJoin, Kind::kJoin);
+OPENDML_CPU_HANDLER(kCpuSplit, Kind::kSplit);
+
+#ifdef OPENDML_WITH_CUDA
+// On XLA's stream, with the regions from XLA's scratch allocator (stream-ordered, freed after the call).
+template <Kind kind>
+ffi::Error cuda_execute(cudaStream_t stream, ffi::ScratchAllocator scratch, int32_t ordinal, State* state,
+                        ffi::RemainingArgs args, ffi::RemainingRets rets, int64_t, int64_t, int64_t) {
+  return run(kind, state, Place{true, ordinal}, stream, args, rets,
+             [&](uint64_t bytes) { return scratch.Allocate(bytes, 256).value_or(nullptr); });
+}
+
+#define OPENDML_CUDA_HANDLER(name, kind)                               \
+  XLA_FFI_DEFINE_HANDLER(name, cuda_execute<kind>,                     \
+                         ffi::Ffi::Bind()                              \
+                             .Ctx<ffi::PlatformStream<cudaStream_t>>() \
+                             .Ctx<ffi::ScratchAllocator>()             \
+                             .Ctx<ffi::DeviceOrdinal>()                \
+                             .Ctx<ffi::State<State>>()                 \
+                             .RemainingArgs()                          \
+                             .RemainingRets() OPENDML_BIND_ATTRS)
+OPENDML_CUDA_HANDLER(kCudaNonzero, Kind::kNonzero);
+OPENDML_CUDA_HANDLER(kCudaJoin, Kind::kJoin);
+OPENDML_CUDA_HANDLER(kCudaSplit, Kind::kSplit);
+#endif
+
+nb::capsule capsule(const void* pointer) { return nb::capsule(const_cast<void*>(pointer)); }
+
+// {platform: {target: {stage: capsule}}}, for jax.ffi.register_ffi_target.
+nb::dict targets() {
+  nb::dict platforms;
+  auto bundle = [](XLA_FFI_Handler* execute) {
+    nb::dict stages;
+    stages["instantiate"] = capsule(reinterpret_cast<const void*>(kInstantiate));
+    stages["execute"] = capsule(reinterpret_cast<const void*>(execute));
+    return stages;
+  };
+  nb::dict cpu;
+  cpu["opendml_nonzero"] = bundle(kCpuNonzero);
+  cpu["opendml_join"] = bundle(kCpuJoin);
+  cpu["opendml_split"] = bundle(kCpuSplit);
+  platforms["cpu"] = cpu;
+#ifdef OPENDML_WITH_CUDA
+  nb::dict cuda;
+  cuda["opendml_nonzero"] = bundle(kCudaNonzero);
+  cuda["opendml_join"] = bundle(kCudaJoin);
+  cuda["opendml_split"] = bundle(kCudaSplit);
+  platforms["CUDA"] = cuda;
+#endif
+  return platforms;
+}
+
+}  // namespace
+
+void bind_jax(nb::module_& m) {
+  m.def("_jax_targets", &targets, "The FFI handlers, {platform: {target: {stage: capsule}}}.");
+  m.def(
+      "_jax_compiles", [] { return g_compiles.load(std::memory_order_relaxed); },
+      "How many operators the FFI handlers have compiled in this process.");
+  m.def(
+      "_jax_state_type",
+      [] {
+        nb::dict d;
+        d["type_id"] = capsule(&State::id);
+        d["type_info"] = capsule(&kStateInfo);
+        return d;
+      },
+      "The handlers' State type, for jax.ffi.register_ffi_type.");
+}
+
+}  // namespace opendml::python

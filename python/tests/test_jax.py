@@ -1,0 +1,323 @@
+"""opendml.jax against jnp.argwhere, jnp.concatenate and jnp.split, bit for bit: eager, under jax.jit,
+jax.vmap (nested too) and, for concat and split, jax.grad and jax.jvp; then the error paths. Every
+test runs on JAX's CPU backend, and again on its GPU backend where there is one (marked `cuda`)."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import opendml
+import opendml.jax as oj
+
+
+def _gpu():
+    try:
+        return jax.devices("gpu")[0]
+    except RuntimeError as e:
+        pytest.skip(f"JAX has no GPU backend here (pip install 'jax[cuda13]'): {e}")
+
+
+@pytest.fixture(params=["cpu", pytest.param("cuda", marks=pytest.mark.cuda)])
+def put(request):
+    """Puts a NumPy array on the test's JAX device."""
+    device = jax.devices("cpu")[0] if request.param == "cpu" else _gpu()
+    return lambda a: jax.device_put(a, device)
+
+
+NONZERO_DTYPES = [np.bool_, np.uint8, np.int8, np.uint16, np.int16, np.uint32, np.int32, np.float16, np.float32,
+                  jnp.bfloat16]
+MOVE_DTYPES = NONZERO_DTYPES + [np.complex64, jnp.float8_e4m3fn]
+
+
+def sample(rng, shape, dtype, density=0.5):
+    """About `density` non-zero values; floats include -0.0 (a zero) and NaN (not one)."""
+    nonzero = rng.random(shape) < density
+    if np.dtype(dtype).kind in "fc" or dtype in (jnp.bfloat16, jnp.float8_e4m3fn):
+        values = rng.choice(np.array([1.0, -2.5, np.nan, 0.5], np.float32), shape)
+        zeros = rng.choice(np.array([0.0, -0.0], np.float32), shape)
+        return np.where(nonzero, values, zeros).astype(dtype)
+    return np.where(nonzero, rng.integers(1, 100, shape), 0).astype(dtype)
+
+
+def same_bits(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+SHAPES = [(1,), (37,), (5, 7), (2, 3, 4), (1, 4, 1, 6), (2, 1, 3, 1, 2, 3)]
+
+
+@pytest.mark.parametrize("dtype", NONZERO_DTYPES)
+def test_nonzero_matches_argwhere(put, dtype):
+    rng = np.random.default_rng(hash(np.dtype(dtype).name) % 1000)
+    for shape, density in zip(SHAPES, [1.0, 0.0, 0.5, 0.1, 0.9, 0.5]):
+        x = put(sample(rng, shape, dtype, density))
+        coords, count = oj.nonzero(x)
+        expected = jnp.argwhere(x)
+        assert coords.dtype == count.dtype == np.uint32
+        assert coords.shape == (x.size, x.ndim) and count.shape == (1,)
+        assert int(count[0]) == len(expected)
+        assert same_bits(coords[: int(count[0])].astype(expected.dtype), expected)
+        assert coords.devices() == x.devices()
+
+
+@pytest.mark.parametrize("density", [0.0, 0.01, 0.5, 1.0])
+def test_argwhere_is_jnp_argwhere_under_jit(put, density):
+    rng = np.random.default_rng(int(density * 100))
+    x = put(sample(rng, (40, 3, 5), np.float32, density))
+    for size, fill in [(1, None), (17, -1), (600, (7, 8, 9)), (1000, None)]:
+        ours = jax.jit(lambda x: oj.argwhere(x, size=size, fill_value=fill))(x)
+        theirs = jax.jit(lambda x: jnp.argwhere(x, size=size, fill_value=fill))(x)
+        assert same_bits(ours, theirs), (size, fill)
+    assert same_bits(oj.argwhere(x), jnp.argwhere(x))  # eager, without size
+
+
+def test_nonzero_fill_value_and_argwhere_has_no_extra_pass(put):
+    rng = np.random.default_rng(4)
+    x = put(sample(rng, (9, 7), np.uint8, 0.3))
+    coords, count = jax.jit(lambda x: oj.nonzero(x, fill_value=(5, -1)))(x)
+    n = int(count[0])
+    assert same_bits(coords[:n].astype(np.int32), jnp.argwhere(x))
+    assert same_bits(coords[n:], np.broadcast_to(np.array([5, 0xFFFFFFFF], np.uint32), (x.size - n, 2)))
+    # The fill is written before NONZERO_COORDINATES, into the buffer it writes (an alias), and the
+    # int32 rows are the uint32 coordinates' bits: nothing reads the coordinates again.
+    hlo = jax.jit(lambda x: oj.argwhere(x, size=x.size, fill_value=-1)).lower(x).compile().as_text()
+    assert "output_to_operand_aliasing" in hlo and "select" not in hlo
+
+
+def test_nonzero_of_scalars_and_empty_arrays(put):
+    for x in (np.float32(0), np.int32(3), np.zeros((0, 4), np.float32), np.ones((3, 0, 2), np.uint8)):
+        x = put(x)
+        assert same_bits(oj.argwhere(x, size=3), jnp.argwhere(x, size=3))
+        coords, count = jax.jit(oj.nonzero)(x)
+        assert int(count[0]) == len(jnp.argwhere(x))
+
+
+def test_nonzero_under_vmap_is_one_call_per_item(put):
+    rng = np.random.default_rng(3)
+    x = put(sample(rng, (4, 6, 5), np.int16, 0.3))
+    ours = jax.jit(jax.vmap(lambda r: oj.argwhere(r, size=30, fill_value=-1), in_axes=1))(x)
+    theirs = jax.vmap(lambda r: jnp.argwhere(r, size=30, fill_value=-1), in_axes=1)(x)
+    assert same_bits(ours, theirs)
+    # Nested: the two batches fold into one FFI call's batch.
+    ours = jax.vmap(jax.vmap(lambda r: oj.argwhere(r, size=5)))(x)
+    theirs = jax.vmap(jax.vmap(lambda r: jnp.argwhere(r, size=5)))(x)
+    assert same_bits(ours, theirs)
+    jaxpr = str(jax.make_jaxpr(jax.vmap(jax.vmap(oj.nonzero)))(x))
+    assert jaxpr.count("opendml_nonzero") == 1 and "batched=True" in jaxpr
+
+
+def test_calls_reuse_the_compiled_operator(put):
+    from opendml import _opendml
+
+    rng = np.random.default_rng(10)
+    x = put(sample(rng, (13, 3), np.int8))
+    f = jax.jit(lambda x: (oj.nonzero(x), oj.split(oj.concat([x, x], axis=1), 2, axis=1)))
+    jax.block_until_ready(f(x))
+    compiles = _opendml._jax_compiles()
+    for _ in range(3):
+        jax.block_until_ready(f(put(sample(rng, (13, 3), np.int8))))
+    assert _opendml._jax_compiles() == compiles  # three call sites, each compiled once, before
+
+
+def test_threads_share_a_call_site(put):
+    """XLA may run one compiled computation from several threads at once: the first call on a device
+    compiles (once, whichever thread gets there), the others wait for it, then all only read."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(13)
+    xs = [put(sample(rng, (50, 9), np.float16, 0.3)) for _ in range(8)]
+    f = jax.jit(lambda x: (oj.argwhere(x, size=200, fill_value=-1), oj.concat([x, x[:, :2]], axis=1)))
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda x: jax.block_until_ready(f(x)), xs * 3))
+    for x, (rows, joined) in zip(xs * 3, results):
+        assert same_bits(rows, jnp.argwhere(x, size=200, fill_value=-1))
+        assert same_bits(joined, jnp.concatenate([x, x[:, :2]], axis=1))
+
+
+def test_a_handler_that_cannot_compile_fails_every_call():
+    """Past the Python checks (the primitive bound directly), the handler's own compile reports the
+    library's error, and a second call reports it again rather than waiting."""
+    x = jnp.ones((1,) * 9, np.float32)  # DirectML takes at most 8 dimensions
+    f = jax.jit(lambda x: oj.nonzero_p.bind(x, dml_type=int(opendml.DataType.FLOAT32), batched=False,
+                                            index="uint32", fill=None))
+    for _ in range(2):
+        with pytest.raises(Exception, match="DimensionCount is 9"):
+            jax.block_until_ready(f(x))
+
+
+def test_nonzero_has_no_gradient(put):
+    x = put(np.array([0.0, 2.0, 0.0, 3.0], np.float32))
+    f = lambda argwhere: lambda x: (x * argwhere(x, size=4)[:, 0].astype(x.dtype)).sum()  # noqa: E731
+    assert same_bits(jax.grad(f(oj.argwhere))(x), np.array([1, 3, 0, 0], np.float32))  # d/dx of x * rows
+    assert same_bits(jax.grad(f(oj.argwhere))(x), jax.grad(f(jnp.argwhere))(x))
+
+
+def shapes_and_axes(rng):
+    """Random shapes of rank 1, 3 and 5, each with a random axis (negative ones too)."""
+    for rank in (1, 3, 5):
+        yield list(rng.integers(1, 5, rank)), int(rng.integers(-rank, rank))
+
+
+@pytest.mark.parametrize("dtype", MOVE_DTYPES)
+def test_concat_matches_concatenate(put, dtype):
+    rng = np.random.default_rng(11)
+    for shape, axis in shapes_and_axes(rng):
+        parts = []
+        for length in [3, 0, 1, 4][: int(rng.integers(1, 5))]:  # an empty part takes no part
+            s = list(shape)
+            s[axis] = length
+            parts.append(put(sample(rng, s, dtype)))
+        expected = jnp.concatenate(parts, axis=axis)
+        assert same_bits(oj.concat(parts, axis=axis), expected)
+        assert same_bits(jax.jit(lambda *p: oj.concat(p, axis=axis))(*parts), expected)
+
+
+@pytest.mark.parametrize("dtype", MOVE_DTYPES)
+def test_split_matches_jnp_split(put, dtype):
+    rng = np.random.default_rng(12)
+    for shape, axis in shapes_and_axes(rng):
+        shape[axis] = 6
+        x = put(sample(rng, shape, dtype))
+        for how in (3, [2], [0, 2, 2, 5], [1, 6, 6]):  # sections, or where they start (empty ones too)
+            expected = jnp.split(x, how, axis=axis)
+            for ours in (oj.split(x, how, axis=axis), jax.jit(lambda x: oj.split(x, how, axis=axis))(x)):
+                assert len(ours) == len(expected)
+                assert all(same_bits(a, b) for a, b in zip(ours, expected)), how
+
+
+def test_many_small_inputs(put):
+    rng = np.random.default_rng(5)
+    parts = [put(sample(rng, (int(rng.integers(1, 9)), 3), np.float32)) for _ in range(300)]
+    f = jax.jit(lambda *p: oj.concat(p, axis=0))
+    assert same_bits(f(*parts), jnp.concatenate(parts))
+    whole = f(*parts)
+    starts = np.cumsum([p.shape[0] for p in parts])[:-1]
+    assert all(same_bits(a, b) for a, b in zip(jax.jit(lambda w: oj.split(w, starts))(whole), parts))
+
+
+def test_concat_and_split_under_vmap(put):
+    rng = np.random.default_rng(6)
+    a = put(sample(rng, (3, 4, 5), np.float32))
+    for in_axes, b_shape in [((0, None), (4, 2)), ((2, None), (3, 2)), ((1, 1), (3, 4, 2))]:
+        b = put(sample(rng, b_shape, np.float32))
+        ours = jax.jit(jax.vmap(lambda a, b: oj.concat([a, b], axis=-1), in_axes=in_axes))(a, b)
+        theirs = jax.vmap(lambda a, b: jnp.concatenate([a, b], axis=-1), in_axes=in_axes)(a, b)
+        assert same_bits(ours, theirs), in_axes
+    for in_axes in [0, 1, 2]:
+        ours = jax.vmap(lambda x: oj.split(x, [1, 3], axis=0), in_axes=in_axes)(a)
+        theirs = jax.vmap(lambda x: jnp.split(x, [1, 3], axis=0), in_axes=in_axes)(a)
+        assert all(same_bits(p, q) for p, q in zip(ours, theirs)), in_axes
+    ours = jax.vmap(jax.vmap(lambda x: oj.concat([x, x[::-1]])))(a)
+    assert same_bits(ours, jax.vmap(jax.vmap(lambda x: jnp.concatenate([x, x[::-1]])))(a))
+    jaxpr = str(jax.make_jaxpr(jax.vmap(lambda x: oj.concat([x, x])))(a))
+    assert jaxpr.count("opendml_concat") == 1  # one call for the whole batch
+
+
+def test_concat_and_split_gradients(put):
+    rng = np.random.default_rng(8)
+    a, b = put(rng.standard_normal((3, 4), np.float32)), put(rng.standard_normal((3, 2), np.float32))
+    w = put(rng.standard_normal((3, 6), np.float32))
+
+    def loss(cat, a, b):
+        return (jnp.sin(cat([a, b * 2.0], axis=1)) * w).sum()
+
+    ours = jax.jit(jax.grad(lambda a, b: loss(oj.concat, a, b), argnums=(0, 1)))(a, b)
+    theirs = jax.grad(lambda a, b: loss(jnp.concatenate, a, b), argnums=(0, 1))(a, b)
+    assert all(same_bits(p, q) for p, q in zip(ours, theirs))
+    # A part that is not differentiated, and one whose cotangent is zero.
+    ours = jax.grad(lambda a: (oj.concat([a, b]) ** 2).sum())(put(np.ones((3, 2), np.float32)))
+    assert same_bits(ours, jax.grad(lambda a: (jnp.concatenate([a, b]) ** 2).sum())(put(np.ones((3, 2), np.float32))))
+
+    x = put(rng.standard_normal((4, 7), np.float32))
+    f = lambda split: lambda x: (split(x, [2, 3], axis=1)[0] * 3.0).sum() + jnp.cos(split(x, [2, 3], axis=1)[2]).sum()  # noqa: E731
+    assert same_bits(jax.jit(jax.grad(f(oj.split)))(x), jax.grad(f(jnp.split))(x))
+    t = put(rng.standard_normal((4, 7), np.float32))
+    ours = jax.jvp(lambda x: oj.split(x, 7, axis=1), (x,), (t,))
+    theirs = jax.jvp(lambda x: jnp.split(x, 7, axis=1), (x,), (t,))
+    assert all(same_bits(p, q) for p, q in zip(jax.tree.leaves(ours), jax.tree.leaves(theirs)))
+    ours = jax.jvp(lambda a, b: oj.concat([a, b], 1), (a, b), (a * 2, b))
+    theirs = jax.jvp(lambda a, b: jnp.concatenate([a, b], 1), (a, b), (a * 2, b))
+    assert all(same_bits(p, q) for p, q in zip(ours, theirs))
+    # Gradients of gradients go through the same rules (the transposes are each other).
+    g = jax.grad(lambda x: jax.grad(lambda x: (oj.split(x, 7, axis=1)[1] ** 3).sum())(x).sum())(x)
+    assert same_bits(g, jax.grad(lambda x: jax.grad(lambda x: (jnp.split(x, 7, axis=1)[1] ** 3).sum())(x).sum())(x))
+
+
+def x64():
+    """JAX's 64-bit mode for a block (jax.enable_x64 in newer JAX, jax.experimental's before)."""
+    return jax.enable_x64(True) if hasattr(jax, "enable_x64") else jax.experimental.enable_x64()
+
+
+def test_64bit_mode(put):
+    with x64():
+        rng = np.random.default_rng(9)
+        x = put(sample(rng, (6, 7), np.float32, 0.4))
+        coords, count = jax.jit(oj.nonzero)(x)
+        assert coords.dtype == count.dtype == np.int64
+        assert same_bits(coords[: int(count[0])], jnp.argwhere(x))
+        assert same_bits(jax.jit(lambda x: oj.argwhere(x, size=50, fill_value=-3))(x),
+                         jnp.argwhere(x, size=50, fill_value=-3))
+        coords, count = oj.nonzero(x, index_dtype="uint64")
+        assert coords.dtype == np.uint64 and int(count[0]) == len(jnp.argwhere(x))
+        for dtype in (np.float64, np.int64, np.uint64):
+            parts = [put(sample(rng, (2, n), dtype)) for n in (1, 3)]
+            assert same_bits(oj.concat(parts, axis=1), jnp.concatenate(parts, axis=1))
+            whole = put(sample(rng, (2, 5), dtype))
+            assert all(same_bits(p, q) for p, q in zip(oj.split(whole, [2], 1), jnp.split(whole, [2], 1)))
+
+
+def test_errors():
+    x = jnp.ones((2, 3), np.float32)
+    with pytest.raises(opendml.Error, match="axis 2"):
+        oj.concat([x, x], axis=2)
+    with pytest.raises(opendml.Error, match="only axis 0 may differ"):
+        oj.concat([x, jnp.ones((2, 4), np.float32)], axis=0)
+    with pytest.raises(opendml.Error, match="dtype, rank"):
+        oj.concat([x, jnp.ones((2, 3), np.int32)])
+    with pytest.raises(opendml.Error, match="at least one"):
+        oj.concat([])
+    with pytest.raises(opendml.Error, match="0-d"):
+        oj.concat([jnp.float32(1)])
+    with pytest.raises(opendml.Error, match="sequence"):
+        oj.concat(x)
+    with pytest.raises(opendml.Error, match="equal sections"):
+        oj.split(x, 2, axis=1)
+    with pytest.raises(opendml.Error, match="must not decrease"):
+        oj.split(x, [2, 1], axis=1)
+    with pytest.raises(opendml.Error, match="must not decrease"):
+        oj.split(x, [-1], axis=1)
+    with pytest.raises(opendml.Error, match="must not decrease"):
+        oj.split(x, [4], axis=1)
+    with pytest.raises(opendml.Error, match="must be an integer or a sequence"):
+        oj.split(x, 1.5, axis=1)
+    with pytest.raises(opendml.Error, match="must be integers"):
+        oj.split(x, [1.5], axis=1)
+    with pytest.raises(opendml.Error, match="axis -3"):
+        oj.split(x, 1, axis=-3)
+    with pytest.raises(opendml.Error, match="0-d"):
+        oj.split(jnp.float32(1), 1)
+    with pytest.raises(opendml.UnsupportedError, match="complex64"):
+        oj.nonzero(jnp.ones(3, np.complex64))
+    with pytest.raises(opendml.Error, match="index_dtype"):
+        oj.nonzero(x, index_dtype="int16")
+    with pytest.raises(opendml.Error, match="64-bit mode"):
+        oj.nonzero(x, index_dtype="int64")
+    with pytest.raises(opendml.Error, match="size is needed"):
+        jax.jit(oj.argwhere)(x)
+    with pytest.raises(opendml.Error, match="DimensionCount is 9"):  # DirectML's limit, the library's message
+        oj.nonzero(jnp.ones((1,) * 9, np.float32))
+
+
+def test_a_build_without_jax_says_so(monkeypatch):
+    """An extension built where JAX was missing has no handlers: importing opendml.jax says why."""
+    import importlib
+    import sys
+
+    from opendml import _opendml
+
+    monkeypatch.delattr(_opendml, "_jax_targets")
+    monkeypatch.delitem(sys.modules, "opendml.jax")
+    with pytest.raises(ImportError, match="no XLA FFI handlers, because JAX was not importable"):
+        importlib.import_module("opendml.jax")
