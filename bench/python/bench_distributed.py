@@ -144,7 +144,6 @@ def run(args):
     one = row("nonzero", "one GPU", lambda: odt.nonzero(x), gather=gather_nonzero)
     row("nonzero", "sharded along 0", lambda: odd.nonzero(x, dim=0, validate=False), one, gather_nonzero)
     row("nonzero", "sharded along 1", lambda: odd.nonzero(x, dim=1, validate=False), one, gather_nonzero)
-    row("nonzero", "offset add", lambda: odd._add_to_column(coords, count, 0, 1 + rank))
     counts = count.new_empty(world)
     row("nonzero", "count all-gather", lambda: dist.all_gather_into_tensor(counts, count))
     if not args.skip_gathered:
@@ -173,7 +172,6 @@ def versions(device):
     if device == "cuda":
         v["gpu"] = torch.cuda.get_device_name()
         v["nccl"] = ".".join(map(str, torch.cuda.nccl.version()))
-    v["triton_offset_kernel"] = odd._triton_add is not None
     return v
 
 

@@ -17,6 +17,7 @@ request that opendml cannot carry out raises ``opendml.UnsupportedError`` (a
 
 from ._opendml import (
     EXTENSION_64BIT_INDICES,
+    EXTENSION_COORDINATE_OFFSETS,
     BindingProperties,
     CompiledOperator,
     DataType,
@@ -46,6 +47,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "EXTENSION_64BIT_INDICES",
+    "EXTENSION_COORDINATE_OFFSETS",
     "BindingProperties",
     "CompiledOperator",
     "DataType",

@@ -191,65 +191,19 @@ def nonzero(x, *, dim: Optional[int] = None, group=None, gather: bool = False, v
             raise opendml.UnsupportedError(f"{op}: a 0-d tensor cannot be sharded; use gather=True")
         d, sizes = 0, chunk_sizes(local.shape[0], a.world)
         local = local.narrow(0, sum(sizes[: a.rank]), sizes[a.rank])
-    coords, count = odt.nonzero(local)
+    # Global coordinates straight from the kernel: the shard's offset along d is added as each
+    # coordinate is written (opendml's coordinate offsets extension), with no second pass.
+    offsets = [0] * local.dim()
+    offsets[d] = sum(sizes[: a.rank])
+    coords, count = odt.nonzero(local, offsets=offsets)
     counts = count.new_empty(a.world)
-    # The counts travel (NCCL's stream) while the offset pass runs (the current one); the current
-    # stream then waits for them, the host does not.
-    travelling = dist.all_gather_into_tensor(counts, count, group=a.group, async_op=True)
-    _add_to_column(coords, count, d, sum(sizes[: a.rank]))
-    travelling.wait()
+    # The current stream waits for the counts (NCCL's stream); the host does not.
+    dist.all_gather_into_tensor(counts, count, group=a.group, async_op=True).wait()
     ends = counts.cumsum(0)
     result = ShardedNonzero(coords, count, counts, ends - counts, ends[-1:])
     return _gather_coordinates(result, shape, d, sizes, a.group) if gather else result
 
 
-def _add_to_column(coords: torch.Tensor, count: torch.Tensor, d: int, offset: int) -> None:
-    """Adds the shard's offset to column d of the rows before count: local coordinates become
-    global ones. Only that column, and on CUDA (through Triton) only the first count rows, so the
-    pass costs what the non-zeros cost, not what the input's size does (docs/distributed.md)."""
-    if offset == 0 or coords.shape[0] == 0:
-        return
-    if coords.device.type == "cpu":
-        coords[: int(count), d] += offset  # on the CPU the count is already at hand: nothing to wait for
-    elif _triton_add is not None and coords.device.type == "cuda":
-        _triton_add(coords, count, d, offset)
-    else:  # every row: the rows past the count are unspecified anyway
-        coords[:, d] += offset
-
-
-def _load_triton():
-    """(kernel, launcher) of the offset pass on CUDA, or (None, None) without Triton."""
-    try:
-        import triton
-        import triton.language as tl
-    except ImportError:
-        return None, None
-
-    @triton.jit
-    def add_kernel(column, count, offset, row_stride, BLOCK: tl.constexpr):
-        # A grid-stride loop up to the count read on the device: programs past it do nothing.
-        n = tl.load(count)
-        step = tl.num_programs(0).to(tl.int64) * BLOCK
-        for start in range(tl.program_id(0).to(tl.int64) * BLOCK, n, step):
-            rows = start + tl.arange(0, BLOCK)
-            mask = rows < n
-            where = column + rows * row_stride
-            tl.store(where, tl.load(where, mask=mask) + offset, mask=mask)
-
-    def add(coords, count, d, offset, block=1024):
-        programs = min(triton.cdiv(coords.shape[0], block), 4 * _multiprocessors(coords.device))
-        add_kernel[(programs,)](coords[:, d], count, offset, coords.stride(0), BLOCK=block)
-
-    return add_kernel, add
-
-
-def _multiprocessors(device) -> int:
-    if device.type != "cuda":
-        return 1
-    return torch.cuda.get_device_properties(device).multi_processor_count
-
-
-_triton_kernel, _triton_add = _load_triton()
 
 
 def _gather_coordinates(r: ShardedNonzero, shape, d: int, sizes, group):

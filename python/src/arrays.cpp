@@ -184,10 +184,10 @@ thread_local std::vector<uintptr_t> t_last_inputs, t_last_outputs;
 // any stream; every later call finds it here and never waits.
 template <class MakeDesc>
 std::shared_ptr<Entry> compiled(const std::string& key, Call& call, const std::vector<const Spec*>& tensors,
-                                uint32_t extensions, MakeDesc make_desc) {
+                                uint32_t extensions, MakeDesc make_desc, const std::vector<uint64_t>& offsets = {}) {
   if (std::shared_ptr<Entry> hit = cache().find(key)) return hit;
   const Device& device = device_for(call.place);
-  std::shared_ptr<Entry> entry = compile_entry(device, tensors, extensions, make_desc);
+  std::shared_ptr<Entry> entry = compile_entry(device, tensors, extensions, make_desc, offsets);
   if (entry->persistent_bytes) entry->persistent = std::make_unique<Buffer>(device, entry->persistent_bytes);
   void* stream = reinterpret_cast<void*>(call.stream);
   initialize(*entry, entry->persistent ? entry->persistent->binding().data : nullptr, stream);
@@ -305,7 +305,7 @@ Spec coords_spec(const Borrowed& c, bool transposed, const Borrowed& x, const Na
 }
 
 nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed, const std::string& index_dtype,
-                  nb::handle out, nb::handle stream) {
+                  nb::handle offsets_arg, nb::handle out, nb::handle stream) {
   Call call("nonzero: ", x, "x", stream);
   const bool wide_index = is_64bit_index(index_dtype);
   const Borrowed input = call.take(x, {call.prefix, "x"}, false);
@@ -316,6 +316,20 @@ nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed,
     invalid("nonzero: columns is " + std::to_string(n) + "; coordinates have 1 to x.ndim (" +
             std::to_string(input.ndim) + ") columns");
   uint32_t extensions = wide_index || beyond_32_bits(input) ? ODML_EXTENSION_64BIT_INDICES : 0;
+  // Coordinate offsets (opendml's extension): a non-negative integer per column.
+  thread_local std::vector<uint64_t> offsets;
+  offsets.clear();
+  if (!offsets_arg.is_none()) {
+    const nb::sequence seq = sequence(offsets_arg, {call.prefix, "offsets"});
+    if (int64_t(nb::len(seq)) != n)
+      invalid("nonzero: offsets has " + std::to_string(nb::len(seq)) + " values; it needs one per coordinate column (" +
+              std::to_string(n) + ")");
+    for (nb::handle v : seq) {
+      const auto o = nb::cast<int64_t>(v);
+      if (o < 0) invalid("nonzero: offsets holds " + std::to_string(o) + "; offsets are not negative");
+      offsets.push_back(static_cast<uint64_t>(o));
+    }
+  }
   // Checked before allocating coordinates for so many rows.
   if (out.is_none() && !wide_index && uint64_t(m) > UINT32_MAX)
     invalid("nonzero: x has " + std::to_string(m) +
@@ -356,7 +370,8 @@ nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed,
   key.append(reinterpret_cast<const char*>(&call.place), sizeof call.place);
   key.append(reinterpret_cast<const char*>(&extensions), sizeof extensions);
   for (const Spec* s : std::initializer_list<const Spec*>{&in, &cnt, &crd}) s->append_key(key);
-  const auto entry = compiled(key, call, {&in, &cnt, &crd}, extensions, nonzero_desc);
+  key.append(reinterpret_cast<const char*>(offsets.data()), offsets.size() * sizeof(uint64_t));
+  const auto entry = compiled(key, call, {&in, &cnt, &crd}, extensions, nonzero_desc, offsets);
   execute(*entry, call, {&in}, {&cnt, &crd});
   return nb::make_tuple(coords, count);
 }
@@ -501,11 +516,13 @@ nb::list split(nb::handle x, nb::handle sizes, int64_t axis, nb::handle out, nb:
 
 void bind_arrays(nb::module_& m) {
   m.def("nonzero", &nonzero, "x"_a, nb::kw_only(), "columns"_a = nb::none(), "transposed"_a = false,
-        "index_dtype"_a = "uint32", "out"_a = nb::none(), "stream"_a = nb::none(),
+        "index_dtype"_a = "uint32", "offsets"_a = nb::none(), "out"_a = nb::none(), "stream"_a = nb::none(),
         "coords, count = nonzero(x): DirectML's NONZERO_COORDINATES. coords is (x.size, columns) (or "
         "(columns, x.size) transposed, ONNX Runtime's layout), count one element on x's device; rows past count "
         "are unspecified. columns: the trailing dimensions to report (default x.ndim). index_dtype: 'uint32', or "
-        "'int64'/'uint64' (opendml's 64-bit indices extension). out: (coords, count) to write into.");
+        "'int64'/'uint64' (opendml's 64-bit indices extension). offsets: an integer per column added to every "
+        "coordinate (opendml's coordinate offsets extension: the coordinates of a shard in the whole tensor). "
+        "out: (coords, count) to write into.");
   m.def("concat", &concat, "arrays"_a, "axis"_a = 0, nb::kw_only(), "out"_a = nb::none(), "stream"_a = nb::none(),
         "DirectML's JOIN: the arrays joined along axis (negative counts from the end), as the first array's type.");
   m.def("split", &split, "x"_a, "sizes"_a, "axis"_a = 0, nb::kw_only(), "out"_a = nb::none(), "stream"_a = nb::none(),

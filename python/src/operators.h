@@ -62,10 +62,11 @@ std::unique_ptr<OperatorDesc> join_desc(std::vector<TensorDesc>& d, uint32_t axi
 std::unique_ptr<OperatorDesc> split_desc(std::vector<TensorDesc>& d, uint32_t axis);
 
 // Creates and compiles an operator on `device` (not initialized). An array whose type or rank no
-// DirectML feature level takes raises UNSUPPORTED rather than INVALID_ARGUMENT.
+// DirectML feature level takes raises UNSUPPORTED rather than INVALID_ARGUMENT. `offsets`: NONZERO's
+// coordinate offsets (ODML_EXTENSION_COORDINATE_OFFSETS, asked for when there are any).
 template <class MakeDesc>
 std::unique_ptr<Entry> compile_entry(const Device& device, const std::vector<const Spec*>& tensors, uint32_t extensions,
-                                     MakeDesc make_desc) {
+                                     MakeDesc make_desc, const std::vector<uint64_t>& offsets = {}) {
   std::vector<TensorDesc> descs;
   std::vector<uint64_t> region_bytes;
   descs.reserve(tensors.size());
@@ -76,7 +77,10 @@ std::unique_ptr<Entry> compile_entry(const Device& device, const std::vector<con
   const auto desc = make_desc(descs);
   std::optional<Operator> op;
   try {
-    op.emplace(device, *desc, DML_FEATURE_LEVEL(0), extensions);
+    const odml_operator_options options{
+        extensions | (offsets.empty() ? 0u : uint32_t{ODML_EXTENSION_COORDINATE_OFFSETS}),
+        static_cast<uint32_t>(offsets.size()), offsets.empty() ? nullptr : offsets.data()};
+    op.emplace(device, *desc, DML_FEATURE_LEVEL(0), options);
   } catch (const Error& e) {
     // A valid request that opendml cannot carry out (NONZERO on float64, say): the library's support
     // check names it so.

@@ -1,6 +1,7 @@
 """The array layer on the CPU: bit-exact against NumPy, zero copy with NumPy, PyTorch and JAX,
 non-contiguous views, negative axes, the cache bound and every error path."""
 
+import re
 import threading
 
 import jax
@@ -103,6 +104,36 @@ def test_nonzero_columns_and_transposed():
     coords, count = opendml.nonzero(x, transposed=True)
     assert coords.shape == (3, 12)
     assert coords[:, : count[0]].tolist() == [[0, 0], [1, 2], [2, 0]]
+
+
+def test_nonzero_coordinate_offsets():
+    # opendml's coordinate offsets extension: each column's offset is added as coordinates are written.
+    rng = np.random.default_rng(SEED)
+    x = random_array(rng, [5, 3, 4], np.float32)
+    want = expected_nonzero(x)
+    for offsets, index_dtype in (([10, 0, 7], "uint32"), ([0, 2**40, 1], "int64")):
+        coords, count = opendml.nonzero(x, offsets=offsets, index_dtype=index_dtype)
+        assert int(count[0]) == len(want)
+        np.testing.assert_array_equal(coords[: len(want)], want.astype(coords.dtype) + np.array(offsets, coords.dtype))
+    y = random_array(rng, [1, 3, 4], np.float32)
+    coords, count = opendml.nonzero(y, columns=2, offsets=(100, 200), transposed=True)
+    np.testing.assert_array_equal(coords[:, : int(count[0])].T, expected_nonzero(y, 2) + [100, 200])
+    # The same description with other offsets is another compiled operator, not the cached one.
+    a, _ = opendml.nonzero(x, offsets=[1, 1, 1])
+    b, _ = opendml.nonzero(x, offsets=[2, 2, 2])
+    np.testing.assert_array_equal(b[: len(want)] - a[: len(want)], 1)
+
+
+@pytest.mark.parametrize(
+    "offsets, message",
+    [([1, 2], "offsets has 2 values; it needs one per coordinate column (3)"),
+     ([1, -1, 0], "offsets are not negative"),
+     ([2**32, 0, 0], "coordinate offset 0 is 4294967296"),
+     (5, "offsets")],
+)
+def test_nonzero_bad_coordinate_offsets(offsets, message):
+    with pytest.raises(opendml.Error, match=re.escape(message)):
+        opendml.nonzero(np.ones((2, 3, 4), np.float32), offsets=offsets)
 
 
 def test_nonzero_out_and_empty_input():

@@ -155,8 +155,24 @@ def test_bad_bindings_raise():
 
 def test_extensions():
     desc = opendml.JoinDesc([TensorDesc(F32, [2])], TensorDesc(F32, [2]), 0)
-    with pytest.raises(opendml.Error, match="extensions 0x2"):
-        opendml.Operator(opendml.Device(), desc, extensions=2)
+    with pytest.raises(opendml.Error, match="extensions 0x4"):
+        opendml.Operator(opendml.Device(), desc, extensions=4)
+    with pytest.raises(opendml.Error, match="needs an offset per coordinate column"):
+        opendml.Operator(opendml.Device(), desc, extensions=opendml.EXTENSION_COORDINATE_OFFSETS)
+
+
+def test_coordinate_offsets_extension():
+    x = np.array([0, 3, 0, 5, 6, 0], np.int16)
+    nz = opendml.NonzeroCoordinatesDesc(TensorDesc(DataType.INT16, [2, 3]), TensorDesc(DataType.UINT32, [1]),
+                                        TensorDesc(DataType.UINT32, [6, 2]))
+    with pytest.raises(opendml.Error, match="without ODML_EXTENSION_COORDINATE_OFFSETS"):
+        opendml.Operator(opendml.Device(), nz, coordinate_offsets=[1, 2])
+    op = opendml.Operator(opendml.Device(), nz, extensions=opendml.EXTENSION_COORDINATE_OFFSETS,
+                          coordinate_offsets=[10, 20]).compile()
+    op.initialize()
+    count, coords = np.zeros(1, np.uint32), np.zeros((6, 2), np.uint32)
+    op.execute([x], [count, coords])
+    assert count[0] == 3 and coords[:3].tolist() == [[10, 21], [11, 20], [11, 21]]
 
 
 def test_64bit_indices_extension():

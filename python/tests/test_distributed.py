@@ -486,19 +486,6 @@ def test_benchmark_command():
     assert "| nonzero | 1 | 2^8 | sharded along 0 |" in done.stdout, done.stdout
 
 
-def test_offset_kernel_compiles_for_hopper():
-    # What the interpreter cannot show: the kernel compiles to sm_90 machine code (Triton brings
-    # its own ptxas, so no GPU is needed), with the 32- and 64-bit integers it may be given.
-    triton = pytest.importorskip("triton")
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
-
-    for bits in (32, 64):
-        signature = {"column": "*i64", "count": "*i64", "offset": f"i{bits}", "row_stride": f"i{bits}", "BLOCK": "constexpr"}
-        compiled = triton.compile(ASTSource(fn=odd._triton_kernel, signature=signature, constexprs={"BLOCK": 1024}), target=GPUTarget("cuda", 90, 32))
-        assert compiled.asm["cubin"]
-
-
 @pytest.mark.cuda
 @pytest.mark.parametrize("size", [2, 4])
 def test_graph_capture_of_the_sharded_nonzero(size):
@@ -509,22 +496,3 @@ def test_graph_capture_of_the_sharded_nonzero(size):
 @pytest.mark.parametrize("size", [2, 4])
 def test_no_host_wait_on_the_gpu(size):
     _world("nccl", size).run(case_no_host_wait)
-
-
-def test_offset_kernel_in_tritons_interpreter():
-    # The Triton kernel that adds a shard's offset runs on GPUs only; Triton's interpreter runs it
-    # on the CPU (it must be chosen before triton is imported, hence the fresh process). Blocks of
-    # 2 rows over 4 programs make the grid-stride loop go round.
-    pytest.importorskip("triton")
-    script = """
-import torch
-import opendml.distributed as odd
-coords = torch.arange(40, dtype=torch.int64).view(20, 2).clone()
-want = coords.clone()
-want[:13, 1] += 1000
-odd._triton_add(coords, torch.tensor([13]), 1, 1000, block=2)
-assert torch.equal(coords, want), coords
-"""
-    env = dict(os.environ, TRITON_INTERPRET="1")
-    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr

@@ -159,3 +159,17 @@ def test_no_hidden_copies():
     assert _last_bindings() == ([x[1:].data_ptr()], [p.data_ptr() for p in parts])
     coords, count = odt.nonzero(x[:, ::2])
     assert _last_bindings() == ([x.data_ptr()], [count.data_ptr(), coords.data_ptr()])
+
+
+def test_nonzero_coordinate_offsets_are_global_coordinates():
+    # A shard's coordinates in the whole tensor, written by the kernel (opendml's coordinate offsets).
+    whole = torch.rand(6, 5) > 0.5
+    shard = whole[2:4]
+    coords, count = odt.nonzero(shard, offsets=[2, 0])
+    n = int(count)
+    want = torch.nonzero(whole)
+    want = want[(want[:, 0] >= 2) & (want[:, 0] < 4)]
+    assert torch.equal(coords[:n], want)
+    compiled = torch.compile(lambda s: odt.nonzero(s, offsets=[2, 0]), fullgraph=True)
+    got, got_count = compiled(shard)
+    assert torch.equal(got[: int(got_count)], want)
