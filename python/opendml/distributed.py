@@ -204,6 +204,30 @@ def nonzero(x, *, dim: Optional[int] = None, group=None, gather: bool = False, v
     return ShardedNonzero(coords, count, counts, ends - counts, ends[-1:])
 
 
+def _gather_whole(a: _Args, local: torch.Tensor, sizes, shape) -> torch.Tensor:
+    """The global tensor, on every rank, from the shards along a.dim: one all-gather of the shards,
+    then one JOIN along a.dim puts them in place. The JOIN is left out where the gathered shards
+    already lie end to end as in the global tensor: nothing but dimensions of size 1 before a.dim,
+    and every shard before the last non-empty one as large as the largest (even shards, and
+    torch.chunk's sizes); the gathered buffer's beginning is then the result."""
+    d = a.dim
+    shapes = [_with(local.shape, d, n) for n in sizes]
+    slot = max(math.prod(s) for s in shapes)
+    if local.is_contiguous() and local.numel() == slot:
+        send = local.reshape(-1)
+    else:  # a strided or smaller shard: copied into a slot the size of the largest
+        send = local.new_empty(slot)
+        send[: local.numel()].view(local.shape).copy_(local)
+    pieces, gathered = _all_gather_pieces(a, send, shapes)
+    last = max((r for r, s in enumerate(shapes) if math.prod(s)), default=0)
+    in_place = math.prod(shape[:d]) == 1 and all(math.prod(s) == slot for s in shapes[:last])
+    if in_place or not math.prod(shape):  # an empty tensor has nothing to put in place
+        return gathered[: math.prod(shape)].view(shape)
+    whole = local.new_empty(shape)
+    _join_into(pieces, d, whole)
+    return whole
+
+
 def _add_to_column(coords: torch.Tensor, count: torch.Tensor, d: int, offset: int) -> None:
     """Adds the shard's offset to column d of the rows before count: local coordinates become
     global ones. Only that column, and on CUDA (through Triton) only the first count rows, so the
@@ -251,30 +275,6 @@ def _multiprocessors(device) -> int:
 
 
 _triton_kernel, _triton_add = _load_triton()
-
-
-def _gather_whole(a: _Args, local: torch.Tensor, sizes, shape) -> torch.Tensor:
-    """The global tensor, on every rank, from the shards along a.dim: one all-gather of the shards,
-    then one JOIN along a.dim puts them in place. The JOIN is left out where the gathered shards
-    already lie end to end as in the global tensor: nothing but dimensions of size 1 before a.dim,
-    and every shard before the last non-empty one as large as the largest (even shards, and
-    torch.chunk's sizes); the gathered buffer's beginning is then the result."""
-    d = a.dim
-    shapes = [_with(local.shape, d, n) for n in sizes]
-    slot = max(math.prod(s) for s in shapes)
-    if local.is_contiguous() and local.numel() == slot:
-        send = local.reshape(-1)
-    else:  # a strided or smaller shard: copied into a slot the size of the largest
-        send = local.new_empty(slot)
-        send[: local.numel()].view(local.shape).copy_(local)
-    pieces, gathered = _all_gather_pieces(a, send, shapes)
-    last = max((r for r, s in enumerate(shapes) if math.prod(s)), default=0)
-    in_place = math.prod(shape[:d]) == 1 and all(math.prod(s) == slot for s in shapes[:last])
-    if in_place or not math.prod(shape):  # an empty tensor has nothing to put in place
-        return gathered[: math.prod(shape)].view(shape)
-    whole = local.new_empty(shape)
-    _join_into(pieces, d, whole)
-    return whole
 
 
 # ---- join and split ------------------------------------------------------------------------------
