@@ -508,6 +508,7 @@ def case_benchmark(path):
         assert written == rows
         methods = {(r["case"], r["method"]) for r in rows}
         assert ("nonzero", "sharded along 0") in methods and ("join", "along 0 (sharded)") in methods
+        assert ("nonzero", "gathered along 0") in methods and ("nonzero", "gathered along 1") in methods
         assert all(r["gpus"] == dist.get_world_size() and r["ms"] > 0 for r in rows)
         assert all(r["efficiency"] > 0 for r in rows if r["method"].startswith(("sharded", "along")))
 
