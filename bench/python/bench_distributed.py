@@ -22,9 +22,10 @@ Rows:
                                  coordinates, counts all-gathered); what the 0.9 target is about
             offset add           its pass that adds the shard's offset to one coordinate column
             count all-gather     its all-gather of the counts
-            gathered             every rank gets the global coordinates in global element order
-            all-gather input     the same result another way: the input all-gathered, then one
-                                 opendml.torch.nonzero of the whole tensor on every rank
+            gathered             every rank gets the global coordinates in global element order:
+                                 the input all-gathered, then one opendml.torch.nonzero of the
+                                 whole tensor on every rank (along 1, a JOIN puts the gathered
+                                 shards in place between the two)
             gather + torch       dist.gather to rank 0, then torch.nonzero there
   join      one GPU              opendml.torch.join of this GPU's two pieces
             along 1 (local)      opendml.distributed.join of two tensors sharded along 0, along 1
@@ -55,7 +56,7 @@ def parse(argv):
     p.add_argument("--log2", type=int, default=28, help="log2 of the elements per GPU (process)")
     p.add_argument("--density", type=float, default=0.5, help="fraction of non-zeros for nonzero")
     p.add_argument("--repeat", type=int, default=20, help="timed calls per row")
-    p.add_argument("--skip-gathered", action="store_true", help="leave out the gathered rows, which need tens of GiB per GPU at 2^28 elements on 4 GPUs")
+    p.add_argument("--skip-gathered", action="store_true", help="leave out the gathered rows, which hold the whole tensor and its coordinates on every GPU (over 20 GiB per GPU at 2^28 elements on 4 GPUs)")
     p.add_argument("--json", metavar="PATH", help="write the rows as JSON (rank 0)")
     return p.parse_args(argv)
 
@@ -150,11 +151,6 @@ def run(args):
         del coords
         row("nonzero", "gathered along 0", lambda: odd.nonzero(x, dim=0, gather=True, validate=False), one, gather_nonzero)
         row("nonzero", "gathered along 1", lambda: odd.nonzero(x, dim=1, gather=True, validate=False), one, gather_nonzero)
-        # Another way to the gathered result, for comparison: all-gather the input (4 bytes an
-        # element here, against 16 for the coordinates) and run one nonzero on the whole of it.
-        whole = x.new_empty(world * rows_, cols)
-        row("nonzero", "all-gather input + nonzero", lambda: (dist.all_gather_into_tensor(whole, x), odt.nonzero(whole)), one, gather_nonzero)
-        del whole
 
     # join of two tensors sharded along 0
     gather_cat = row("join", "gather + torch.cat", lambda: gather_then(lambda a, b: torch.cat([a, b]), *half))

@@ -191,6 +191,8 @@ def nonzero(x, *, dim: Optional[int] = None, group=None, gather: bool = False, v
             raise opendml.UnsupportedError(f"{op}: a 0-d tensor cannot be sharded; use gather=True")
         d, sizes = 0, chunk_sizes(local.shape[0], a.world)
         local = local.narrow(0, sum(sizes[: a.rank]), sizes[a.rank])
+    if gather:  # the compaction into global order is the nonzero of the whole tensor itself
+        return odt.nonzero(_gather_whole(a, local, sizes, shape))
     # Global coordinates straight from the kernel: the shard's offset along d is added as each
     # coordinate is written (opendml's coordinate offsets extension), with no second pass.
     offsets = [0] * local.dim()
@@ -200,66 +202,31 @@ def nonzero(x, *, dim: Optional[int] = None, group=None, gather: bool = False, v
     # The current stream waits for the counts (NCCL's stream); the host does not.
     dist.all_gather_into_tensor(counts, count, group=a.group, async_op=True).wait()
     ends = counts.cumsum(0)
-    result = ShardedNonzero(coords, count, counts, ends - counts, ends[-1:])
-    return _gather_coordinates(result, shape, d, sizes, a.group) if gather else result
+    return ShardedNonzero(coords, count, counts, ends - counts, ends[-1:])
 
 
-
-
-def _gather_coordinates(r: ShardedNonzero, shape, d: int, sizes, group):
-    """(coords, total): every rank's rows gathered with one all-gather and put in ascending global
-    element order on the device."""
-    world, ndim = len(sizes), len(shape)
-    rows = math.prod(shape[:d] + shape[d + 1 :]) * max(sizes)  # rows each rank sends (padded shards)
-    coords = r.coords
-    if coords.shape[0] < rows:  # uneven shards: every rank sends as many rows
-        coords = torch.cat([coords, coords.new_empty(rows - coords.shape[0], ndim)])
-    gathered = coords.new_empty(world * rows, ndim)
-    if rows:
-        dist.all_gather_into_tensor(gathered, coords, group=group)
-    out = torch.empty_like(gathered)
-    if rows:
-        out.index_copy_(0, _global_positions(gathered.view(world, rows, ndim), r, shape, d), gathered)
-    return out[: math.prod(shape)], r.total
-
-
-def _global_positions(g: torch.Tensor, r: ShardedNonzero, shape, d: int) -> torch.Tensor:
-    """Where each gathered row goes: [world, rows, ndim] -> [world * rows], a permutation. A valid
-    row (before its rank's count) goes to its place in ascending global element order; the others
-    fill the places past the total, in order.
-
-    Sharded along 0, rank r's rows come after those of ranks before it. Along d > 0 the ranks
-    interleave: the global order is by the coordinates before d (the "outer" index), then by rank,
-    then by the rank's own order. Each rank's rows come sorted by outer index, so where each
-    (rank, outer index) block starts among its rank's rows is a binary search (no atomics), and the
-    blocks' sizes, summed in global order, give where each block starts in the result."""
-    world, rows, _ = g.shape
-    dev = g.device
-    j = torch.arange(rows, device=dev)
-    counts = r.counts[:, None]
-    valid = j < counts
-    if d == 0:
-        pos = r.offsets[:, None] + j
-    else:
-        outers = math.prod(shape[:d])
-        outer = g[..., 0].clone()
-        for k in range(1, d):
-            outer.mul_(shape[k]).add_(g[..., k])
-        # Rows past the count (which may hold anything) sort after every outer index.
-        outer = torch.where(valid, outer, outers)
-        starts = torch.searchsorted(outer, torch.arange(outers + 1, device=dev).repeat(world, 1))
-        rank_start = starts[:, :-1]
-        by_outer = (starts[:, 1:] - rank_start).t().flatten()  # block sizes in global order: outer index, then rank
-        block_start = (by_outer.cumsum(0) - by_outer).view(outers, world)
-        outer.clamp_(max=outers - 1)  # the rows past the count are placed below
-        rank = torch.arange(world, device=dev)[:, None]
-        pos = block_start[outer, rank]
-        pos += j
-        pos -= rank_start[rank, outer]
-        del outer
-    spare = torch.arange(world * rows, device=dev).view(world, rows)
-    spare += r.total - (r.offsets[:, None] + counts)
-    return torch.where(valid, pos, spare).flatten()
+def _gather_whole(a: _Args, local: torch.Tensor, sizes, shape) -> torch.Tensor:
+    """The global tensor, on every rank, from the shards along a.dim: one all-gather of the shards,
+    then one JOIN along a.dim puts them in place. The JOIN is left out where the gathered shards
+    already lie end to end as in the global tensor: nothing but dimensions of size 1 before a.dim,
+    and every shard before the last non-empty one as large as the largest (even shards, and
+    torch.chunk's sizes); the gathered buffer's beginning is then the result."""
+    d = a.dim
+    shapes = [_with(local.shape, d, n) for n in sizes]
+    slot = max(math.prod(s) for s in shapes)
+    if local.is_contiguous() and local.numel() == slot:
+        send = local.reshape(-1)
+    else:  # a strided or smaller shard: copied into a slot the size of the largest
+        send = local.new_empty(slot)
+        send[: local.numel()].view(local.shape).copy_(local)
+    pieces, gathered = _all_gather_pieces(a, send, shapes)
+    last = max((r for r, s in enumerate(shapes) if math.prod(s)), default=0)
+    in_place = math.prod(shape[:d]) == 1 and all(math.prod(s) == slot for s in shapes[:last])
+    if in_place or not math.prod(shape):  # an empty tensor has nothing to put in place
+        return gathered[: math.prod(shape)].view(shape)
+    whole = local.new_empty(shape)
+    _join_into(pieces, d, whole)
+    return whole
 
 
 # ---- join and split ------------------------------------------------------------------------------
@@ -330,23 +297,31 @@ def _bytes(t: torch.Tensor) -> torch.Tensor:
     return t.reshape(-1).view(torch.uint8)
 
 
+def _all_gather_pieces(a: _Args, send: torch.Tensor, shapes) -> tuple:
+    """(every rank's piece, the gathered buffer) from one all_gather_into_tensor. `send` is this
+    rank's slot: flat, contiguous, as many elements on every rank (the largest piece's), its piece
+    at the start in row-major order; rank r's piece comes back the same way, shapes[r], at the start
+    of the r-th slot of the buffer."""
+    slot = send.numel()
+    gathered = send.new_empty(a.world * slot)
+    if slot:
+        dist.all_gather_into_tensor(_bytes(gathered), _bytes(send), group=a.group)
+    return [gathered[r * slot : r * slot + math.prod(s)].view(s) for r, s in enumerate(shapes)], gathered
+
+
 def _gather_join(a: _Args) -> torch.Tensor:
     """The whole join along the sharded dimension on every rank: each rank's pieces joined into one
     buffer, all-gathered (padded to the largest), then one JOIN of every rank's pieces in order."""
-    d, world = a.dim, a.world
-    mine = [sum(s[r] for s in a.sizes) for r in range(world)]
-    rows = max(mine)
-    send = _rows_major(a.locals[0], d, rows)
-    _join_into(a.locals, d, send.narrow(d, 0, mine[a.rank]))
-    gathered = _rows_major(a.locals[0], d, world * rows)
-    if rows:
-        dist.all_gather_into_tensor(_bytes(gathered.movedim(d, 0)), _bytes(send.movedim(d, 0)), group=a.group)
+    d, world, like = a.dim, a.world, a.locals[0]
+    shapes = [_with(like.shape, d, sum(s[r] for s in a.sizes)) for r in range(world)]
+    send = like.new_empty(max(math.prod(s) for s in shapes))
+    _join_into(a.locals, d, send[: math.prod(shapes[a.rank])].view(shapes[a.rank]))
+    per_rank, _ = _all_gather_pieces(a, send, shapes)
     pieces = []
     for i, s in enumerate(a.sizes):
         for r in range(world):
-            start = r * rows + sum(t[r] for t in a.sizes[:i])
-            pieces.append(gathered.narrow(d, start, s[r]))
-    out = a.locals[0].new_empty(_with(a.locals[0].shape, d, sum(mine)))
+            pieces.append(per_rank[r].narrow(d, sum(t[r] for t in a.sizes[:i]), s[r]))
+    out = like.new_empty(_with(like.shape, d, sum(s[d] for s in shapes)))
     _join_into(pieces, d, out)
     return out
 

@@ -127,10 +127,10 @@ def _global(shape, dtype, density, seed):
     return (keep * values).to(dtype)
 
 
-def _shard(x, d):
-    """This rank's torch.chunk piece along d, on the device."""
+def _shard(x, d, sizes=None):
+    """This rank's piece along d, on the device: of sizes[rank] (default: torch.chunk's pieces)."""
     rank, world = dist.get_rank(), dist.get_world_size()
-    sizes = odd.chunk_sizes(x.shape[d], world)
+    sizes = sizes or odd.chunk_sizes(x.shape[d], world)
     return x.narrow(d, sum(sizes[:rank]), sizes[rank]).to(_device())
 
 
@@ -157,7 +157,11 @@ def _equal(got, want):
 
 def _by_rank(want, d, shape):
     """The rows of the global coordinates `want` that each rank's shard along d holds, rank by rank."""
-    sizes = odd.chunk_sizes(shape[d], dist.get_world_size())
+    return _rows_in(want, d, odd.chunk_sizes(shape[d], dist.get_world_size()))
+
+
+def _rows_in(want, d, sizes):
+    """The rows of the global coordinates `want` in each of the shards along d of the given sizes."""
     ends = torch.tensor(sizes).cumsum(0).tolist()
     return [want[(want[:, d] >= end - n) & (want[:, d] < end)] for n, end in zip(sizes, ends)]
 
@@ -178,6 +182,7 @@ NONZERO = [  # shape, sharded dim: uneven shards and empty ones included at 2 an
     ((3, 4, 9), 2),
     ((5, 2, 3, 4), 2),
     ((2, 3), 0),
+    ((1, 7, 3), 1),  # the shards along 1 lie end to end, as along 0
 ]
 
 
@@ -211,6 +216,45 @@ def case_nonzero():
             check_nonzero(shape, d, torch.float32, density, seed=i)
     for dtype in (torch.bool, torch.int8, torch.float16, torch.bfloat16, torch.uint8, torch.int32):
         check_nonzero((4, 9, 3), 1, dtype, 0.5, seed=7)
+
+
+def case_nonzero_any_sizes():
+    # Plain shards of any sizes (not torch.chunk's; an empty one at 4 ranks): the gathered shards
+    # must be put in place, along 0 as along the other dimensions.
+    sizes = [1, 3, 0, 2][: dist.get_world_size()]
+    for i, (rest, d) in enumerate((((), 0), ((5,), 0), ((3,), 1), ((1,), 1), ((2, 4), 2), ((0,), 1), ((2, 0), 1))):
+        shape = rest[:d] + (sum(sizes),) + rest[d:]
+        x = _global(shape, torch.float32, 0.5, seed=30 + i)
+        want = torch.nonzero(x)
+        coords, total = odd.nonzero(_shard(x, d, sizes), dim=d, gather=True)
+        _equal(total, torch.tensor([len(want)]))
+        _equal(coords[: len(want)], want)
+        r = odd.nonzero(_shard(x, d, sizes), dim=d)
+        _equal(r.total, torch.tensor([len(want)]))
+        _equal(r.coords[: int(r.count)], _rows_in(want, d, sizes)[dist.get_rank()])
+
+
+def case_gathered_nonzero_reads_the_gathered_input():
+    # Where the gathered shards lie end to end as in the whole tensor, the nonzero reads the
+    # all-gather's buffer: no JOIN (any would fail here), where sharded along 1 one is needed.
+    world = dist.get_world_size()
+    join_into = odd._join_into
+
+    def refused(*args, **kwargs):
+        raise AssertionError("a JOIN where the gathered shards lie in place")
+
+    odd._join_into = refused
+    try:
+        for shape, d in (((4 * world, 3), 0), ((3 * world - 1, 2), 0), ((1, 2 * world, 3), 1)):
+            x = _global(shape, torch.float32, 0.5, seed=40)
+            want = torch.nonzero(x)
+            coords, total = odd.nonzero(_shard(x, d), dim=d, gather=True)  # validated: uneven shards too
+            _equal(coords[: len(want)], want)
+            _equal(total, torch.tensor([len(want)]))
+        with pytest.raises(AssertionError, match="lie in place"):
+            odd.nonzero(_shard(torch.ones(2, 2 * world), 1), dim=1, gather=True, validate=False)
+    finally:
+        odd._join_into = join_into
 
 
 def case_nonzero_dtensor():
@@ -361,17 +405,20 @@ def case_graph_capture():
     # capture, hence the thread-local capture mode.
     from test_torch_cuda import warm_then_capture  # here: importing it costs every process seconds
 
+    # The gathered result along 1 joins the gathered shards; along 0 it reads them where they are.
     shape, d = (64, 96), 1
-    local = _shard(torch.zeros(shape), d)
+    local, down = _shard(torch.zeros(shape), d), _shard(torch.zeros(shape), 0)
 
     def run():
-        return odd.nonzero(local, dim=d, validate=False), odd.nonzero(local, dim=d, gather=True, validate=False)
+        return (odd.nonzero(local, dim=d, validate=False), odd.nonzero(local, dim=d, gather=True, validate=False),
+                odd.nonzero(down, dim=0, gather=True, validate=False))
 
     odd.nonzero(local, dim=d)
-    graph, (sharded, (coords, total)) = warm_then_capture(run, capture_error_mode="thread_local")
+    graph, (sharded, (coords, total), (coords0, total0)) = warm_then_capture(run, capture_error_mode="thread_local")
     for seed, density in enumerate((0.0, 0.05, 0.5, 1.0)):
         x = _global(shape, torch.float32, density, seed)
         local.copy_(_shard(x, d))
+        down.copy_(_shard(x, 0))
         graph.replay()
         torch.cuda.synchronize()
         want = torch.nonzero(x)
@@ -380,6 +427,8 @@ def case_graph_capture():
         _equal(sharded.coords[: len(mine)], mine)
         _equal(total, torch.tensor([len(want)]))
         _equal(coords[: len(want)], want)
+        _equal(total0, torch.tensor([len(want)]))
+        _equal(coords0[: len(want)], want)
 
 
 def case_no_host_wait():
@@ -459,12 +508,13 @@ def case_benchmark(path):
         assert written == rows
         methods = {(r["case"], r["method"]) for r in rows}
         assert ("nonzero", "sharded along 0") in methods and ("join", "along 0 (sharded)") in methods
+        assert ("nonzero", "gathered along 0") in methods and ("nonzero", "gathered along 1") in methods
         assert all(r["gpus"] == dist.get_world_size() and r["ms"] > 0 for r in rows)
         assert all(r["efficiency"] > 0 for r in rows if r["method"].startswith(("sharded", "along")))
 
 
-CASES = [case_nonzero, case_nonzero_dtensor, case_nonzero_validate_off, case_subgroups, case_join, case_split, case_dtensor_join_split,
-         case_no_movement_when_pieces_line_up, case_mismatches_raise_on_every_rank]
+CASES = [case_nonzero, case_nonzero_any_sizes, case_gathered_nonzero_reads_the_gathered_input, case_nonzero_dtensor, case_nonzero_validate_off,
+         case_subgroups, case_join, case_split, case_dtensor_join_split, case_no_movement_when_pieces_line_up, case_mismatches_raise_on_every_rank]
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.__name__[5:])
