@@ -91,7 +91,7 @@ class Timer:
 
     def seconds(self, fn, repeat):
         """The slowest rank's median seconds per call of fn."""
-        fn()  # warm-up: compiles the DirectML operators (and the Triton kernel), connects NCCL
+        fn()  # warm-up: compiles the DirectML operators, connects NCCL
         times = []
         for _ in range(repeat):
             self.sync()

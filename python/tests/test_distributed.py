@@ -399,8 +399,8 @@ def case_no_movement_when_pieces_line_up():
 
 
 def case_graph_capture():
-    # Captured on each rank after a warm-up (which compiles the DirectML operator and the Triton
-    # kernel, and checks the arguments once: the check waits for the host, so the captured calls
+    # Captured on each rank after a warm-up (which compiles the DirectML operator and checks the
+    # arguments once: the check waits for the host, so the captured calls
     # leave it out), then replayed on new values. NCCL's watchdog thread polls events during the
     # capture, hence the thread-local capture mode.
     from test_torch_cuda import warm_then_capture  # here: importing it costs every process seconds
@@ -443,7 +443,7 @@ def case_no_host_wait():
                 odd.join([down, down], 0, dim=0, validate=False), odd.join([down, down], 0, dim=0, replicated=True, validate=False),
                 odd.split(down, [3, 13], 0, dim=0, validate=False))
 
-    run()  # compiles the operators and the Triton kernel, connects NCCL
+    run()  # compiles the operators, connects NCCL
     torch.cuda.synchronize()
     torch.cuda.set_sync_debug_mode("error")
     try:
