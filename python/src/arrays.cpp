@@ -615,6 +615,8 @@ void bind_arrays(nb::module_& m) {
       "set_cache_capacity", [](size_t n) { cache().set_capacity(n); }, "capacity"_a);
   m.def("clear_cache", [] { cache().clear(); });
   m.def("_last_bindings", [] { return std::make_pair(t_last_inputs, t_last_outputs); });
+  // Whether arrays of this one's type are borrowed through their library's DLPack C exchange API.
+  m.def("_borrows_through_exchange_api", [](nb::handle array) { return framework_for(array).exchange != nullptr; });
 }
 
 }  // namespace opendml::python

@@ -6,9 +6,16 @@ namespace opendml::python {
 
 namespace {
 
-// The exchange API that `type` publishes, if its layout is one this file knows (major version 1).
+// The exchange API that `type` publishes, if its layout is one this file knows (major version 1,
+// or one a later table chains to): a capsule named "dlpack_exchange_api" or the table's address as
+// an int, under DLPack's name for it or its earlier one (which tvm-ffi, for one, sets on PyTorch
+// releases without their own).
 const DLPackExchangeAPI* exchange_api(nb::handle type) {
   PyObject* attr = PyObject_GetAttrString(type.ptr(), "__dlpack_c_exchange_api__");
+  if (attr == nullptr) {
+    PyErr_Clear();
+    attr = PyObject_GetAttrString(type.ptr(), "__c_dlpack_exchange_api__");
+  }
   if (attr == nullptr) {
     PyErr_Clear();
     return nullptr;
@@ -22,7 +29,9 @@ const DLPackExchangeAPI* exchange_api(nb::handle type) {
     return nullptr;
   }
   const auto* api = static_cast<const DLPackExchangeAPI*>(table);
-  if (api->header.version.major != 1 || api->dltensor_from_py_object_no_sync == nullptr ||
+  while (api != nullptr && api->header.version.major > 1)
+    api = reinterpret_cast<const DLPackExchangeAPI*>(api->header.prev_api);
+  if (api == nullptr || api->header.version.major != 1 || api->dltensor_from_py_object_no_sync == nullptr ||
       api->current_work_stream == nullptr)
     return nullptr;
   return api;

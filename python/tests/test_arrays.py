@@ -220,6 +220,10 @@ def test_torch_subclasses_take_to_dlpack_with_the_same_results():
     t = torch.arange(24, dtype=torch.float32).reshape(4, 6)
     view = t.T[1:]
     param = torch.nn.Parameter(view, requires_grad=False)
+    published = any(hasattr(torch.Tensor, n) for n in ("__dlpack_c_exchange_api__", "__c_dlpack_exchange_api__"))
+    assert opendml._opendml._borrows_through_exchange_api(view) == published
+    assert not opendml._opendml._borrows_through_exchange_api(param)
+    assert not opendml._opendml._borrows_through_exchange_api(np.zeros(1))
     for arrays in ([view, param], [param, view], [param, param]):
         r = opendml.concat(arrays, axis=1)
         assert torch.equal(r, torch.cat([view, view], 1))
