@@ -222,9 +222,13 @@ def host_cases(args):
     odml_device = opendml.Device("cuda" if args.device == "cuda" else "cpu")
     g = torch.Generator().manual_seed(20261122)
     a, b = torch.rand(512, generator=g).to(dev), torch.rand(512, generator=g).to(dev)
+    out = torch.empty(1024, device=dev)
     yield "concat 2 x 512", {
         "torch.cat": lambda: torch.cat([a, b]),
         "opendml.concat": lambda: opendml.concat([a, b]),
+        # Into an existing tensor: what allocating the result through PyTorch's Python API costs.
+        "torch.cat out=": lambda: torch.cat([a, b], out=out),
+        "opendml.concat out=": lambda: opendml.concat([a, b], out=out),
         "opendml.torch.join": lambda: opendml_torch.join([a, b]),
         "descriptor execute": descriptor_join([a, b], odml_device),
     }, "torch.cat"
