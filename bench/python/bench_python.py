@@ -7,6 +7,10 @@ For each case it measures, per call:
           between CUDA events, divided by N, so that a host-bound call cannot show its host time
           as device time. torch.nonzero, which waits for the host and cannot be captured, is timed
           by events around single calls, each after a synchronize. "-" where neither works.
+Then a host-overhead table: host microseconds per call on small tensors, where the work itself is
+negligible, so that the figure is each layer's bookkeeping (the best of several loops, with the
+garbage collector off): opendml.concat, opendml.torch.join and the descriptor layer's execute
+beside torch.cat for 2 and for 1000 tensors, and nonzero and split beside torch's.
 For n >= 2^24 it also prints the bytes each case must move at least (read once, written once: the
 roofline's numerator) and the bandwidth that the device time implies, with the density used.
 Methods: opendml's array layer (opendml.nonzero / concat), its descriptor layer (a compiled
@@ -17,9 +21,11 @@ torch.cat on the same tensors. Creation and compilation stay out of the timed lo
   python bench/python/bench_python.py                 # the GPU, sizes 2^10 .. 2^26, a table
   python bench/python/bench_python.py --json out.json # also every row as JSON
   python bench/python/bench_python.py --device cpu --max-log2 16   # a quick run without a GPU
+  python bench/python/bench_python.py --host-only     # the host-overhead table alone
 """
 
 import argparse
+import gc
 import json
 import math
 import sys
@@ -40,6 +46,7 @@ def parse():
     p.add_argument("--density", type=float, default=0.5, help="fraction of non-zeros for nonzero")
     p.add_argument("--budget", type=float, default=0.25, help="seconds of timed calls per measurement")
     p.add_argument("--json", metavar="PATH", help="write every row as JSON")
+    p.add_argument("--host-only", action="store_true", help="only the host-overhead table")
     return p.parse_args()
 
 
@@ -71,6 +78,24 @@ class Timer:
         host = (time.perf_counter() - t0) / n
         self.sync()
         return host
+
+    def host_best(self, fn, repeats=7):
+        """Wall-clock seconds per call, the best of several loops of calls back to back, with the
+        garbage collector off: the host's own cost, as free as can be of other work on the machine."""
+        n = self.iterations(fn)
+        best = math.inf
+        gc.disable()
+        try:
+            for _ in range(repeats):
+                self.sync()
+                t0 = time.perf_counter()
+                for _ in range(n):
+                    fn()
+                best = min(best, (time.perf_counter() - t0) / n)
+        finally:
+            gc.enable()
+        self.sync()
+        return best
 
     def graph_device(self, fn, calls=20, replays=10):
         """Device seconds per call from CUDA graph replays, or None where fn cannot be captured."""
@@ -191,12 +216,75 @@ def cases(args):
         }, 2 * 1000 * per * many[0].element_size()
 
 
+def host_cases(args):
+    """(case, {method: fn}, the torch method the others are compared with) on small tensors."""
+    dev = torch.device(args.device)
+    odml_device = opendml.Device("cuda" if args.device == "cuda" else "cpu")
+    g = torch.Generator().manual_seed(20261122)
+    a, b = torch.rand(512, generator=g).to(dev), torch.rand(512, generator=g).to(dev)
+    out = torch.empty(1024, device=dev)
+    yield "concat 2 x 512", {
+        "torch.cat": lambda: torch.cat([a, b]),
+        "opendml.concat": lambda: opendml.concat([a, b]),
+        # Into an existing tensor: what allocating the result through PyTorch's Python API costs.
+        "torch.cat out=": lambda: torch.cat([a, b], out=out),
+        "opendml.concat out=": lambda: opendml.concat([a, b], out=out),
+        "opendml.torch.join": lambda: opendml_torch.join([a, b]),
+        "descriptor execute": descriptor_join([a, b], odml_device),
+    }, "torch.cat"
+    many = [torch.rand(1024, generator=g).to(dev) for _ in range(1000)]
+    yield "concat 1000 x 1024", {
+        "torch.cat": lambda: torch.cat(many),
+        "opendml.concat": lambda: opendml.concat(many),
+        "opendml.torch.join": lambda: opendml_torch.join(many),
+        "descriptor execute": descriptor_join(many, odml_device),
+    }, "torch.cat"
+    x = (torch.rand(1024, generator=g) < args.density).float().to(dev)
+    k = int(torch.count_nonzero(x))
+    yield "nonzero 1024", {
+        "torch.nonzero": lambda: torch.nonzero(x),  # waits for its count on CUDA
+        "torch.nonzero_static": lambda: torch.nonzero_static(x, size=k),
+        "opendml.nonzero": lambda: opendml.nonzero(x),
+        "opendml.torch.nonzero": lambda: opendml_torch.nonzero(x),
+        "descriptor execute": descriptor_nonzero(x, odml_device),
+    }, "torch.nonzero_static"
+    y = torch.cat([a, b])
+    yield "split 1024 in 2", {
+        # New tensors, as SPLIT writes: torch.split's views copied.
+        "torch.split + clone": lambda: [p.clone() for p in torch.split(y, [300, 724])],
+        "opendml.split": lambda: opendml.split(y, [300, 724]),
+        "opendml.torch.split": lambda: opendml_torch.split(y, [300, 724]),
+    }, "torch.split + clone"
+
+
+def host_overhead(args, timer):
+    """Prints, and returns as rows, host microseconds per call next to torch's on small tensors."""
+    rows = []
+    header = f"{'case':<20} {'method':<22} {'host us':>9} {'host/torch':>10}"
+    print(f"\nhost overhead per call on small tensors (best of 7 loops, gc off; torch = the first method)")
+    print(header)
+    print("-" * len(header))
+    for case, methods, reference in host_cases(args):
+        measured = {name: timer.host_best(fn) for name, fn in methods.items()}
+        for name, host in measured.items():
+            ratio = host / measured[reference]
+            rows.append({"case": case, "method": name, "host_us": host * 1e6, "host_over_torch": ratio})
+            print(f"{case:<20} {name:<22} {host * 1e6:>9.2f} {ratio:>9.2f}x")
+    return rows
+
+
 def main():
     args = parse()
     if args.device == "cuda" and not torch.cuda.is_available():
         sys.exit("bench_python: no CUDA GPU for PyTorch; use --device cpu for a quick run")
     timer = Timer(args.device, args.budget)
     rows = []
+    if args.host_only:
+        rows = host_overhead(args, timer)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"device": args.device, "torch": torch.__version__, "host_overhead": rows}, f, indent=1)
+        return
     header = (f"{'case':<12} {'elements':>10} {'method':<22} {'host us':>9} {'host/torch':>10} "
               f"{'device us':>10} {'by':>6} {'torch/this':>10}")
     print(f"opendml {opendml.__version__} on {opendml.Device('cuda' if args.device == 'cuda' else 'cpu').name}; "
@@ -226,10 +314,11 @@ def main():
             if fastest:
                 line += f"; {min_bytes / fastest / 1e9:.0f} GB/s at the fastest device time"
             print(line)
+    host_rows = host_overhead(args, timer)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"device": args.device, "torch": torch.__version__, "density": args.density, "rows": rows},
-                      f, indent=1)
+            json.dump({"device": args.device, "torch": torch.__version__, "density": args.density, "rows": rows,
+                       "host_overhead": host_rows}, f, indent=1)
 
 
 if __name__ == "__main__":

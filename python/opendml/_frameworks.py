@@ -37,6 +37,7 @@ class _Torch:
         self.dtypes = {name: getattr(torch, name) for name in ("uint32", "int64", "uint64", "uint8")}
         self.raw_current_stream = torch._C._cuda_getCurrentRawStream if torch.cuda.is_available() else None
         self.to_dlpack = torch.utils.dlpack.to_dlpack
+        self.tensor_type = torch.Tensor  # whose __dlpack_c_exchange_api__, where PyTorch has one, the extension uses
 
     def empty(self, like, shape, dtype):
         return like.new_empty(shape, dtype=like.dtype if dtype is None else self.dtypes[dtype])

@@ -43,6 +43,37 @@ def _impl(name):
     return register
 
 
+# The public functions below call their kernel directly where the dispatcher would do nothing but
+# hand it the same arguments: in eager mode, with plain tensors that need no gradient. Through the
+# dispatcher, a Python kernel costs two calls into Python and back (the autograd kernel, then this
+# one), several times the work on the host (docs/python.md). Everything that traces, transforms or
+# records a call, and every tensor that the dispatcher would treat specially, takes torch.ops.
+_Tensor = torch.Tensor
+_is_compiling = torch.compiler.is_compiling  # first: torch.compile traces it as True, and no further
+_tracing_state = torch._C._get_tracing_state
+_function_mode = torch._C._is_torch_function_mode_enabled
+_dispatch_modes = torch._C._len_torch_dispatch_stack
+_transform = torch._C._functorch.peek_interpreter_stack
+_profiling = torch._C._autograd._profiler_enabled
+_grad_enabled = torch.is_grad_enabled
+
+
+def _eager(tensors) -> bool:
+    """Whether calling a kernel directly on these tensors does what torch.ops would: nothing traces
+    or transforms the call (torch.compile, torch.jit.trace, a torch function or dispatch mode, a
+    functorch transform, the profiler), and every tensor is a torch.Tensor itself on the CPU or
+    CUDA, with no gradient to record and no lazy negation or conjugation to resolve first."""
+    if (_is_compiling() or _tracing_state() is not None or _function_mode() or _dispatch_modes()
+            or _transform() is not None or _profiling()):
+        return False
+    grad = _grad_enabled()
+    for t in tensors:
+        if (type(t) is not _Tensor or (grad and t.requires_grad) or t.is_neg() or t.is_conj()
+                or not (t.is_cuda or t.is_cpu)):
+            return False
+    return True
+
+
 # JOIN and SPLIT move bits (docs/decisions.md). The array layer takes the types below as they are;
 # every other type goes through the unsigned integer of its width: one path for float8 and
 # complex64 as for the types DirectML names.
@@ -108,7 +139,11 @@ def nonzero(
     pads), computed on the device without a host wait; without it they are unspecified. offsets:
     an integer per column added to every coordinate as it is written (the coordinates of a shard in
     the whole tensor; opendml's coordinate offsets extension)."""
-    coords, count = torch.ops.opendml.nonzero_coordinates(x, columns, None if offsets is None else list(offsets))
+    offsets = None if offsets is None else list(offsets)
+    if (columns is None or type(columns) is int) and _eager((x,)):
+        coords, count = _nonzero_coordinates(x, columns, offsets)
+    else:
+        coords, count = torch.ops.opendml.nonzero_coordinates(x, columns, offsets)
     if fill_value is not None:
         valid = torch.arange(coords.shape[0], device=coords.device) < count
         coords = torch.where(valid.unsqueeze(1), coords, fill_value)
@@ -183,11 +218,17 @@ torch.library.register_autograd("opendml::split", _split_backward, setup_context
 
 def join(inputs: Sequence[torch.Tensor], axis: int = 0) -> torch.Tensor:
     """opendml::join: torch.cat's result, in one JOIN."""
-    return torch.ops.opendml.join(list(inputs), axis)
+    inputs = list(inputs)
+    if type(axis) is int and _eager(inputs):
+        return _join(inputs, axis)
+    return torch.ops.opendml.join(inputs, axis)
 
 
 def split(x: torch.Tensor, sizes, axis: int = 0) -> list:
     """opendml::split: parts of the given sizes along axis, or `sizes` equal parts when an int."""
     if isinstance(sizes, int):
         sizes = equal_parts("opendml.torch.split", x.shape[normalize_axis("opendml.torch.split", axis, x.dim())], sizes)
-    return torch.ops.opendml.split(x, list(sizes), axis)
+    sizes = list(sizes)
+    if type(axis) is int and all(type(s) is int for s in sizes) and _eager((x,)):
+        return _split(x, sizes, axis)
+    return torch.ops.opendml.split(x, sizes, axis)

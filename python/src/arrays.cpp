@@ -8,10 +8,12 @@
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <list>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -68,6 +70,22 @@ struct Call {
   nb::object empty(const std::vector<int64_t>& shape, const char* dtype = nullptr) const {
     return framework->empty(like, shape, dtype);
   }
+};
+
+// The arrays a call borrows: a few (most calls) in place, more on the heap. A Borrowed is large
+// (room for 32 dimensions), so that a vector of even two would take a large and slow allocation.
+class BorrowedArrays {
+ public:
+  explicit BorrowedArrays(size_t count) : count_(count) {
+    if (count > local_.size()) heap_.resize(count);
+  }
+  Borrowed& operator[](size_t i) { return count_ > local_.size() ? heap_[i] : local_[i]; }
+  std::span<const Borrowed> all() const { return {count_ > local_.size() ? heap_.data() : local_.data(), count_}; }
+
+ private:
+  size_t count_;
+  std::array<Borrowed, 4> local_;
+  std::vector<Borrowed> heap_;
 };
 
 std::vector<int64_t> shape_of(const Borrowed& b) { return std::vector<int64_t>(b.shape, b.shape + b.ndim); }
@@ -377,7 +395,7 @@ nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed,
 }
 
 // The shape every piece must have but along axis; names the first piece that differs.
-void check_pieces(Call& call, const std::vector<Borrowed>& pieces, const char* name, const Borrowed& whole,
+void check_pieces(Call& call, std::span<const Borrowed> pieces, const char* name, const Borrowed& whole,
                   uint32_t axis) {
   for (size_t i = 0; i < pieces.size(); ++i) {
     const Borrowed& p = pieces[i];
@@ -391,9 +409,12 @@ void check_pieces(Call& call, const std::vector<Borrowed>& pieces, const char* n
   }
 }
 
-std::string join_split_key(char op, Call& call, uint32_t axis, uint32_t extensions, const Spec& whole,
-                           const std::vector<Spec>& pieces) {
-  std::string key(1, op);
+// The cache key of a JOIN or SPLIT, built in a buffer that every call on the thread reuses (nothing
+// runs between building it and looking it up).
+const std::string& join_split_key(char op, Call& call, uint32_t axis, uint32_t extensions, const Spec& whole,
+                                  const std::vector<Spec>& pieces) {
+  thread_local std::string key;
+  key.assign(1, op);
   key.append(reinterpret_cast<const char*>(&call.place), sizeof call.place);
   key.append(reinterpret_cast<const char*>(&extensions), sizeof extensions);
   key.append(reinterpret_cast<const char*>(&axis), sizeof axis);
@@ -407,21 +428,20 @@ nb::object concat(nb::handle arrays_arg, int64_t axis, nb::handle out, nb::handl
   const size_t count = nb::len(arrays);
   if (count == 0) invalid("concat: arrays is empty; concatenation needs at least one array");
   Call call("concat: ", arrays[0], "arrays[0]", stream);
-  std::vector<Borrowed> in;
-  in.reserve(count);
-  for (size_t i = 0; i < count; ++i) in.push_back(call.take(arrays[i], {call.prefix, "arrays", int(i)}, false));
+  BorrowedArrays in(count);
+  for (size_t i = 0; i < count; ++i) in[i] = call.take(arrays[i], {call.prefix, "arrays", int(i)}, false);
   if (in[0].ndim == 0) invalid("concat: arrays[0] is 0-d; zero-dimensional arrays cannot be concatenated");
   const uint32_t a = normalize_axis(axis, in[0].ndim, call.prefix);
 
   std::vector<int64_t> shape = shape_of(in[0]);
   shape[a] = 0;
-  for (const Borrowed& b : in) shape[a] += b.ndim == in[0].ndim ? b.shape[a] : 0;
+  for (const Borrowed& b : in.all()) shape[a] += b.ndim == in[0].ndim ? b.shape[a] : 0;
   nb::object result = out.is_none() ? call.empty(shape) : nb::borrow(out);
   const Borrowed whole = call.take(result, {call.prefix, "out"}, true);
   if (shape_of(whole) != shape)
     invalid("concat: out has shape " + shape_string(shape_of(whole)) + " but the result has shape " +
             shape_string(shape));
-  check_pieces(call, in, "arrays", whole, a);
+  check_pieces(call, in.all(), "arrays", whole, a);
   if (whole.size() == 0) return result;
 
   // Arrays empty along axis take no part: DirectML has no empty tensors.
@@ -436,7 +456,7 @@ nb::object concat(nb::handle arrays_arg, int64_t axis, nb::handle out, nb::handl
   for (const Spec& s : pieces) tensors.push_back(&s), inputs.push_back(&s);
   tensors.push_back(&w);
   uint32_t extensions = beyond_32_bits(whole) ? ODML_EXTENSION_64BIT_INDICES : 0;
-  for (const Borrowed& b : in) extensions |= beyond_32_bits(b) ? ODML_EXTENSION_64BIT_INDICES : 0;
+  for (const Borrowed& b : in.all()) extensions |= beyond_32_bits(b) ? ODML_EXTENSION_64BIT_INDICES : 0;
   const auto entry = compiled(join_split_key('J', call, a, extensions, w, pieces), call, tensors, extensions,
                               [a](std::vector<TensorDesc>& d) { return join_desc(d, a); });
   execute(*entry, call, inputs, {&w});
@@ -489,19 +509,19 @@ nb::list split(nb::handle x, nb::handle sizes, int64_t axis, nb::handle out, nb:
       invalid("split: out has " + std::to_string(parts.size()) + " arrays but there are " +
               std::to_string(sections.size()) + " sections");
   }
-  std::vector<Borrowed> outs;
+  BorrowedArrays outs(sections.size());
   for (size_t i = 0; i < sections.size(); ++i) {
-    outs.push_back(call.take(parts[i], {call.prefix, "out", int(i)}, true));
-    if (outs.back().ndim == input.ndim && outs.back().shape[a] != sections[i])
-      invalid("split: out[" + std::to_string(i) + "] is " + std::to_string(outs.back().shape[a]) + " long along axis " +
+    outs[i] = call.take(parts[i], {call.prefix, "out", int(i)}, true);
+    if (outs[i].ndim == input.ndim && outs[i].shape[a] != sections[i])
+      invalid("split: out[" + std::to_string(i) + "] is " + std::to_string(outs[i].shape[a]) + " long along axis " +
               std::to_string(a) + " but its section is " + std::to_string(sections[i]));
   }
-  check_pieces(call, outs, "out", input, a);
+  check_pieces(call, outs.all(), "out", input, a);
   if (input.size() == 0) return parts;
 
   std::vector<Spec> pieces;
-  pieces.reserve(outs.size());
-  for (size_t i = 0; i < outs.size(); ++i)
+  pieces.reserve(sections.size());
+  for (size_t i = 0; i < sections.size(); ++i)
     if (outs[i].size() > 0) pieces.push_back(spec_of(outs[i], {call.prefix, "out", int(i)}));
   const Spec w = spec_of(input, {call.prefix, "x"});
   std::vector<const Spec*> tensors{&w}, outputs;
@@ -532,6 +552,8 @@ void bind_arrays(nb::module_& m) {
       "set_cache_capacity", [](size_t n) { cache().set_capacity(n); }, "capacity"_a);
   m.def("clear_cache", [] { cache().clear(); });
   m.def("_last_bindings", [] { return std::make_pair(t_last_inputs, t_last_outputs); });
+  // Whether arrays of this one's type are borrowed through their library's DLPack C exchange API.
+  m.def("_borrows_through_exchange_api", [](nb::handle array) { return framework_for(array).exchange != nullptr; });
 }
 
 }  // namespace opendml::python

@@ -32,6 +32,7 @@ struct PyCompiled {
   CompiledOperator op;
   Device device;
   std::shared_ptr<Buffer> persistent, temporary;
+  Place place = place_of(device);  // found once: every execute needs it
 };
 
 // One binding: None (unbound), (address, bytes), or an array on the operator's device.
@@ -61,7 +62,7 @@ odml_buffer_binding kept(const std::shared_ptr<Buffer>& buffer) {
 
 void initialize(PyCompiled& c, std::optional<std::vector<nb::object>> inputs, nb::handle persistent,
                 nb::handle stream_obj) {
-  const Target target{place_of(c.device), stream_handle(stream_obj)};
+  const Target target{c.place, stream_handle(stream_obj)};
   void* s = reinterpret_cast<void*>(target.stream);
   if (!inputs && persistent.is_none()) {
     const odml_binding_properties p = c.op.binding_properties();
@@ -85,7 +86,7 @@ void initialize(PyCompiled& c, std::optional<std::vector<nb::object>> inputs, nb
 
 void execute(const PyCompiled& c, const std::vector<nb::object>& inputs, const std::vector<nb::object>& outputs,
              nb::handle temporary, nb::handle persistent, nb::handle stream_obj) {
-  const Target target{place_of(c.device), stream_handle(stream_obj)};
+  const Target target{c.place, stream_handle(stream_obj)};
   std::vector<Borrowed> borrowed;
   borrowed.reserve(inputs.size() + outputs.size() + 2);
   const auto in = regions_of(inputs, "inputs", target, borrowed);

@@ -9,7 +9,6 @@
 namespace opendml::python {
 namespace {
 
-constexpr int32_t kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3, kDLCUDAManaged = 13;
 constexpr uint64_t kDLFlagReadOnly = 1, kDLFlagIsCopied = 2;
 enum : uint8_t { kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4, kDLBool = 6 };
 
@@ -303,13 +302,23 @@ void borrow_capsule(nb::handle capsule, const Name& what, bool writable, Borrowe
   if (writable && (flags & kDLFlagIsCopied))
     invalid(what + " came through DLPack as a copy, so results written to it would be lost");
   const int32_t type = t->device.device_type;
-  if (type != kDLCPU && type != kDLCUDAHost && type != kDLCUDA && type != kDLCUDAManaged)
+  if (!on_cpu_or_cuda(*t))
     unsupported(what + " is on DLPack device type " + std::to_string(type) + "; opendml runs on the CPU and CUDA");
+  describe(*t, what, b);
+}
+
+bool on_cpu_or_cuda(const DLTensor& t) {
+  const int32_t type = t.device.device_type;
+  return type == kDLCPU || type == kDLCUDAHost || type == kDLCUDA || type == kDLCUDAManaged;
+}
+
+void describe(const DLTensor& t, const Name& what, Borrowed& b) {
+  const int32_t type = t.device.device_type;
   b.place = {type == kDLCUDA || type == kDLCUDAManaged,
-             type == kDLCUDA || type == kDLCUDAManaged ? t->device.device_id : 0};
-  b.data = static_cast<std::byte*>(t->data) + t->byte_offset;
-  set_type(b, t->dtype.code, t->dtype.bits, t->dtype.lanes, what);
-  set_layout(b, t->ndim, t->shape, t->strides, what);
+             type == kDLCUDA || type == kDLCUDAManaged ? t.device.device_id : 0};
+  b.data = static_cast<std::byte*>(t.data) + t.byte_offset;
+  set_type(b, t.dtype.code, t.dtype.bits, t.dtype.lanes, what);
+  set_layout(b, t.ndim, t.shape, t.strides, what);
 }
 
 Borrowed borrow(nb::handle array, const Name& what, Place place, intptr_t stream, bool writable) {

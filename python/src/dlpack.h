@@ -46,6 +46,29 @@ struct DLManagedTensorVersioned {
   DLTensor dl_tensor;
 };
 
+// DLPack's device types that opendml can address.
+constexpr int32_t kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3, kDLCUDAManaged = 13;
+
+// DLPack's C exchange API (DLPack 1.2 and later): a table of C functions that a library publishes on
+// its array type as __dlpack_c_exchange_api__, so that a consumer can read an array's DLTensor and
+// the library's current stream without a Python call or a capsule. Only the entries used here are
+// typed; the layout is version 1's, the same in every minor version.
+struct DLPackExchangeAPIHeader {
+  DLPackVersion version;
+  DLPackExchangeAPIHeader* prev_api;
+};
+struct DLPackExchangeAPI {
+  DLPackExchangeAPIHeader header;
+  void* managed_tensor_allocator;
+  void* managed_tensor_from_py_object_no_sync;
+  void* managed_tensor_to_py_object_no_sync;
+  // Fills *out with a view of the array (valid while the array lives and is not changed); 0, or -1
+  // with a Python error set.
+  int (*dltensor_from_py_object_no_sync)(void* py_object, DLTensor* out);
+  // The library's current stream for a device (null on the CPU); 0, or -1 with a Python error set.
+  int (*current_work_stream)(int32_t device_type, int32_t device_id, void** out_stream);
+};
+
 // Where an array's memory lives, as the opendml device that can address it.
 struct Place {
   bool cuda = false;
@@ -71,8 +94,9 @@ class Borrowed {
   DML_TENSOR_DATA_TYPE type = DML_TENSOR_DATA_TYPE_UNKNOWN;
   uint32_t element_bytes = 0;
   int ndim = 0;
-  int64_t shape[kMaxDims]{};
-  int64_t strides[kMaxDims]{};  // in elements
+  // Only the first ndim entries are set: left uninitialized, since a call makes several Borrowed.
+  int64_t shape[kMaxDims];
+  int64_t strides[kMaxDims];  // in elements
 
   int64_t size() const {
     int64_t n = 1;
@@ -106,6 +130,10 @@ Borrowed borrow(nb::handle array, const Name& what, Place place, intptr_t stream
 // Takes over a DLPack capsule (legacy or versioned) that a producer made, filling b with its
 // memory, place, type and layout; b releases the capsule's tensor when it goes.
 void borrow_capsule(nb::handle capsule, const Name& what, bool writable, Borrowed& b);
+// Whether a DLTensor is on a device opendml can address.
+bool on_cpu_or_cuda(const DLTensor& t);
+// Fills b with a DLTensor's memory, place, type and layout (the tensor's owner keeps the memory).
+void describe(const DLTensor& t, const Name& what, Borrowed& b);
 // A PyTorch tensor's place, or none where it is neither on the CPU nor on CUDA (DLPack tells then).
 std::optional<Place> torch_place(nb::handle tensor);
 

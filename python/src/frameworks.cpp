@@ -4,6 +4,41 @@
 
 namespace opendml::python {
 
+namespace {
+
+// The exchange API that `type` publishes, if its layout is one this file knows (major version 1,
+// or one a later table chains to): a capsule named "dlpack_exchange_api" or the table's address as
+// an int, under DLPack's name for it or its earlier one (which tvm-ffi, for one, sets on PyTorch
+// releases without their own).
+const DLPackExchangeAPI* exchange_api(nb::handle type) {
+  PyObject* attr = PyObject_GetAttrString(type.ptr(), "__dlpack_c_exchange_api__");
+  if (attr == nullptr) {
+    PyErr_Clear();
+    attr = PyObject_GetAttrString(type.ptr(), "__c_dlpack_exchange_api__");
+  }
+  if (attr == nullptr) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  const nb::object owner = nb::steal(attr);  // the table itself lives as long as the library
+  void* table = PyCapsule_CheckExact(attr) ? PyCapsule_GetPointer(attr, "dlpack_exchange_api")
+                : PyLong_Check(attr)       ? PyLong_AsVoidPtr(attr)
+                                           : nullptr;
+  if (table == nullptr) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  const auto* api = static_cast<const DLPackExchangeAPI*>(table);
+  while (api != nullptr && api->header.version.major > 1)
+    api = reinterpret_cast<const DLPackExchangeAPI*>(api->header.prev_api);
+  if (api == nullptr || api->header.version.major != 1 || api->dltensor_from_py_object_no_sync == nullptr ||
+      api->current_work_stream == nullptr)
+    return nullptr;
+  return api;
+}
+
+}  // namespace
+
 // Never destroyed: their Python objects must not be released after the interpreter has finalized.
 const Framework& framework_for(nb::handle array) {
   static auto* known = new std::unordered_map<PyTypeObject*, Framework>;
@@ -22,6 +57,9 @@ const Framework& framework_for(nb::handle array) {
       for (auto [name, dtype] : nb::cast<nb::dict>(f.adapter.attr("dtypes")))
         f.torch_dtypes[nb::cast<std::string>(name)] = nb::borrow(dtype);
       if (!f.adapter.attr("raw_current_stream").is_none()) f.torch_raw_stream = f.adapter.attr("raw_current_stream");
+      // Only for torch.Tensor itself: a subclass may publish a table of its own (a read-only one, say).
+      if (f.adapter.attr("tensor_type").ptr() == reinterpret_cast<PyObject*>(type))
+        f.exchange = exchange_api(f.adapter.attr("tensor_type"));
     }
     it = known->emplace(type, std::move(f)).first;
   }
@@ -68,6 +106,11 @@ nb::object Framework::empty(nb::handle like, const std::vector<int64_t>& shape, 
 }
 
 intptr_t Framework::current_stream(nb::handle like, int device) const {
+  if (exchange) {
+    void* stream = nullptr;
+    if (exchange->current_work_stream(kDLCUDA, device, &stream) != 0) throw nb::python_error();
+    return reinterpret_cast<intptr_t>(stream);
+  }
   if (torch_raw_stream.is_valid()) return nb::cast<intptr_t>(torch_raw_stream(device));
   return nb::cast<intptr_t>(adapter.attr("current_stream")(like, device));
 }
@@ -75,12 +118,19 @@ intptr_t Framework::current_stream(nb::handle like, int device) const {
 Borrowed take_torch(const Framework& f, nb::handle array, const Name& what, std::optional<Place> place, bool writable) {
   static PyObject* const requires_grad = PyUnicode_InternFromString("requires_grad");
   Borrowed b;
-  PyObject* capsule = PyObject_CallOneArg(f.torch_to_dlpack.ptr(), array.ptr());
-  if (capsule == nullptr) {
-    const nb::python_error e;
-    invalid(what + ": torch.utils.dlpack.to_dlpack failed: " + e.what());
+  DLTensor view;
+  if (f.exchange && f.exchange->dltensor_from_py_object_no_sync(array.ptr(), &view) == 0 && on_cpu_or_cuda(view)) {
+    describe(view, what, b);  // the caller holds the tensor for the length of the call
+  } else {
+    // No exchange API, or it failed: to_dlpack, which reports any failure in the words it always has.
+    if (f.exchange) PyErr_Clear();
+    PyObject* capsule = PyObject_CallOneArg(f.torch_to_dlpack.ptr(), array.ptr());
+    if (capsule == nullptr) {
+      const nb::python_error e;
+      invalid(what + ": torch.utils.dlpack.to_dlpack failed: " + e.what());
+    }
+    borrow_capsule(nb::steal(capsule), what, writable, b);
   }
-  borrow_capsule(nb::steal(capsule), what, writable, b);
   if (place && !(b.place == *place))
     invalid(what + " is on " + b.place.name() + " but the work runs on " + place->name());
   if (writable && PyObject_IsTrue(checked(PyObject_GetAttr(array.ptr(), requires_grad)).ptr()) == 1)

@@ -18,6 +18,10 @@ struct Framework {
   nb::object torch_to_dlpack;
   std::unordered_map<std::string, nb::object> torch_dtypes;
   nb::object torch_raw_stream;
+  // PyTorch's DLPack C exchange API (PyTorch 2.10 and later), for arrays of exactly torch.Tensor's
+  // type: a tensor's DLTensor and the current stream in one C call each, with no capsule to make
+  // and release. Null where the library has none (then the functions above serve).
+  const DLPackExchangeAPI* exchange = nullptr;
 
   bool is_torch() const { return torch_to_dlpack.is_valid(); }
 

@@ -244,6 +244,27 @@ def test_torch_cpu_zero_copy_and_type():
     assert opendml._opendml._last_bindings()[0] == [mask.data_ptr()]
 
 
+def test_torch_subclasses_take_to_dlpack_with_the_same_results():
+    # torch.Tensor itself is borrowed through PyTorch's DLPack C exchange API where PyTorch has one,
+    # a subclass through to_dlpack (its table may differ: python/src/frameworks.h); both see the
+    # same memory, layout and type, whichever array comes first.
+    t = torch.arange(24, dtype=torch.float32).reshape(4, 6)
+    view = t.T[1:]
+    param = torch.nn.Parameter(view, requires_grad=False)
+    published = any(hasattr(torch.Tensor, n) for n in ("__dlpack_c_exchange_api__", "__c_dlpack_exchange_api__"))
+    assert opendml._opendml._borrows_through_exchange_api(view) == published
+    assert not opendml._opendml._borrows_through_exchange_api(param)
+    assert not opendml._opendml._borrows_through_exchange_api(np.zeros(1))
+    for arrays in ([view, param], [param, view], [param, param]):
+        r = opendml.concat(arrays, axis=1)
+        assert torch.equal(r, torch.cat([view, view], 1))
+        assert opendml._opendml._last_bindings() == ([view.data_ptr()] * 2, [r.data_ptr()])
+    out = torch.nn.Parameter(torch.empty(5, 8), requires_grad=False)
+    assert opendml.concat([view, view], axis=1, out=out) is out and torch.equal(out, torch.cat([view, view], 1))
+    raises(opendml.Error, "out requires grad", opendml.concat, [view], out=torch.nn.Parameter(torch.empty(5, 4)))
+    raises(opendml.Error, "out requires grad", opendml.concat, [view], out=torch.empty(5, 4, requires_grad=True))
+
+
 def test_torch_bfloat16():
     rng = np.random.default_rng(SEED)
     x = torch.from_numpy(random_array(rng, (7, 9), ml_dtypes.bfloat16).view(np.int16)).view(torch.bfloat16)

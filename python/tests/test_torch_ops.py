@@ -173,3 +173,73 @@ def test_nonzero_coordinate_offsets_are_global_coordinates():
     compiled = torch.compile(lambda s: odt.nonzero(s, offsets=[2, 0]), fullgraph=True)
     got, got_count = compiled(shard)
     assert torch.equal(got[: int(got_count)], want)
+
+
+def test_eager_calls_go_to_the_kernel_only_where_the_dispatcher_has_nothing_to_do(monkeypatch):
+    """odt.join, split and nonzero call their kernel directly in plain eager mode (docs/python.md);
+    wherever the dispatcher has work to do (a gradient, a lazy negation, a fake or meta tensor, a
+    mode, a transform, the profiler), the call goes through torch.ops."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    g = torch.Generator().manual_seed(9)
+    a, b = torch.randn(2, 3, generator=g), torch.randn(2, 2, generator=g)
+    through_ops = []
+    real_join = torch.ops.opendml.join
+
+    class RecordingJoin:  # torch.ops.opendml.join, counting the calls made through it
+        def __call__(self, *args):
+            through_ops.append(args)
+            return real_join(*args)
+
+        def __getattr__(self, name):
+            return getattr(real_join, name)
+
+    monkeypatch.setattr(torch.ops.opendml, "join", RecordingJoin())
+    direct = odt.join([a, b], 1)
+    assert through_ops == [] and same_bits(direct, real_join([a, b], 1)) and same_bits(direct, torch.cat([a, b], 1))
+
+    class Recorder(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    seen = []
+    with Recorder():
+        recorded = odt.join([a, b], 1)
+    assert seen == ["opendml.join.default"] and len(through_ops) == 1 and same_bits(recorded, direct)
+
+    negated = torch._neg_view(a)  # the dispatcher resolves the negation before the kernel sees it
+    assert negated.is_neg() and torch.equal(odt.join([negated, b], 1), torch.cat([-a, b], 1))
+    meta = odt.join([a.to("meta"), b.to("meta")], 1)  # the fake implementation
+    assert meta.device.type == "meta" and meta.shape == (2, 5)
+    grad = odt.join([a.clone().requires_grad_(), b], 1)
+    assert grad.requires_grad and same_bits(grad.detach(), direct)
+    with torch.autograd.profiler.profile() as prof:
+        odt.join([a, b], 1)
+    assert any(e.name == "opendml::join" for e in prof.function_events)
+    assert len(through_ops) == 5
+
+    # Each case that the dispatcher must see is recognised.
+    assert odt._eager([a, b])
+    assert not odt._eager([a, b.clone().requires_grad_()])
+    with torch.no_grad():
+        assert odt._eager([a, b.clone().requires_grad_()])  # no gradient to record
+    assert not odt._eager([a, torch._neg_view(b)])
+    assert not odt._eager([torch.ones(2, dtype=torch.complex64).conj()])
+    assert not odt._eager([a.to("meta")])
+    assert not odt._eager([torch.nn.Parameter(a, requires_grad=False)])  # a subclass
+    with Recorder():
+        assert not odt._eager([a])
+    with torch.overrides.TorchFunctionMode():
+        assert not odt._eager([a])
+    assert torch.func.vmap(lambda t: torch.tensor(odt._eager([t])))(a).tolist() == [False, False]
+    assert odt._eager([a])
+
+    # split and nonzero take the same route, with the same results as through torch.ops.
+    x = torch.randn(5, 3, generator=g)
+    parts = odt.split(x, [2, 3], 0)
+    assert all(same_bits(p, q) for p, q in zip(parts, torch.ops.opendml.split(x, [2, 3], 0)))
+    mask = x > 0
+    coords, count = odt.nonzero(mask)
+    ops_coords, ops_count = torch.ops.opendml.nonzero_coordinates(mask)
+    assert torch.equal(count, ops_count) and torch.equal(coords[:count], ops_coords[:ops_count])

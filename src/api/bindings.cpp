@@ -2,10 +2,22 @@
 
 #include <algorithm>
 #include <limits>
+#include <ostream>
+#include <string_view>
 #include <vector>
 
 namespace opendml::internal {
 namespace {
+
+// The prefix of every message ("JOIN: execute: "), written only when a message is: a check that
+// passes builds no string (execute runs these checks on every call).
+struct Where {
+  std::string_view op;
+  bool execute;
+};
+std::ostream& operator<<(std::ostream& out, const Where& w) {
+  return out << w.op << (w.execute ? ": execute: " : ": initialize: ");
+}
 
 struct Region {
   uintptr_t begin, end;
@@ -17,7 +29,7 @@ std::string address(uintptr_t a) { return cat("0x", std::hex, a); }
 
 // [begin, begin + bytes) as a Region; an end past the top of the address space is an error.
 Status add_region(std::vector<Region>& regions, const void* data, uint64_t bytes, const std::string& name, bool written,
-                  const std::string& where) {
+                  const Where& where) {
   const auto begin = reinterpret_cast<uintptr_t>(data);
   if (bytes > std::numeric_limits<uintptr_t>::max() - begin)
     return invalid_argument(where, name, " at ", address(begin), " with ", bytes,
@@ -28,7 +40,7 @@ Status add_region(std::vector<Region>& regions, const void* data, uint64_t bytes
 
 // Every pair of regions where at least one is written must be disjoint. Sorted by start, a region
 // overlaps an earlier one exactly when it starts before the furthest end seen so far.
-Status check_overlaps(std::vector<Region>& regions, const std::string& where) {
+Status check_overlaps(std::vector<Region>& regions, const Where& where) {
   std::sort(regions.begin(), regions.end(), [](const Region& a, const Region& b) { return a.begin < b.begin; });
   const Region* furthest = nullptr;          // of all regions so far
   const Region* furthest_written = nullptr;  // of written regions so far
@@ -46,7 +58,7 @@ Status check_overlaps(std::vector<Region>& regions, const std::string& where) {
 
 // A tensor's region: bound when it must be, unbound when it must not be, large and aligned enough.
 Status check_tensor(const NamedTensor& t, const odml_buffer_binding& b, bool must_bind, bool written,
-                    const std::string& where, std::vector<Region>& regions) {
+                    const Where& where, std::vector<Region>& regions) {
   if (!must_bind) {
     if (b.data == nullptr) return {};
     return invalid_argument(where, t.name, " is bound but ",
@@ -68,7 +80,7 @@ Status check_tensor(const NamedTensor& t, const odml_buffer_binding& b, bool mus
 }
 
 Status check_region(const odml_buffer_binding& b, uint64_t required, const std::string& name, bool written,
-                    const std::string& where, std::vector<Region>& regions) {
+                    const Where& where, std::vector<Region>& regions) {
   if (required == 0) return {};
   if (b.data == nullptr)
     return invalid_argument(where, name, " is not bound but compile asked for ", required, " bytes");
@@ -85,7 +97,7 @@ Status check_region(const odml_buffer_binding& b, uint64_t required, const std::
 
 Status check_bindings(const OperatorDef& op, const odml_bindings* bindings, Phase phase, RegionSizes sizes) {
   const bool execute = phase == Phase::kExecute;
-  const std::string where = cat(op.name, execute ? ": execute: " : ": initialize: ");
+  const Where where{op.name, execute};
   if (bindings == nullptr) return invalid_argument(where, "the odml_bindings pointer is null");
   const odml_bindings& b = *bindings;
 

@@ -22,23 +22,24 @@ inline Status cuda_status(cudaError_t error, const char* what) {
 // After a kernel launch: the launch error, and with OPENDML_DEBUG_SYNC the execution error.
 Status check_launch(const char* kernel, cudaStream_t stream);
 
-// Makes `ordinal` the calling thread's current device for the guard's lifetime.
+// Makes `ordinal` the calling thread's current device for the guard's lifetime. Every execute
+// makes one: where `ordinal` is current already (the usual case), that costs one cudaGetDevice and
+// nothing on the way out.
 class DeviceGuard {
  public:
   explicit DeviceGuard(int ordinal) {
     cudaGetDevice(&previous_);
-    if (previous_ != ordinal) cudaSetDevice(ordinal);
+    switched_ = previous_ != ordinal && cudaSetDevice(ordinal) == cudaSuccess;
   }
   ~DeviceGuard() {
-    int current = previous_;
-    cudaGetDevice(&current);
-    if (current != previous_) cudaSetDevice(previous_);
+    if (switched_) cudaSetDevice(previous_);
   }
   DeviceGuard(const DeviceGuard&) = delete;
   DeviceGuard& operator=(const DeviceGuard&) = delete;
 
  private:
   int previous_ = 0;
+  bool switched_ = false;
 };
 
 }  // namespace opendml::internal
