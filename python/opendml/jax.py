@@ -43,9 +43,9 @@ _TARGETS = _opendml._jax_targets()  # {platform: {target: {stage: capsule}}}
 jax.devices()
 for _platform, _handlers in _TARGETS.items():
     if hasattr(jax.ffi, "register_ffi_type"):
-        jax.ffi.register_ffi_type("opendml_jax_state", _opendml._jax_state_type(), platform=_platform)
+        jax.ffi.register_ffi_type("opendml_jax_state", _opendml._jax_state_type(_platform), platform=_platform)
     else:  # JAX before register_ffi_type took the type id alone
-        jax.ffi.register_ffi_type_id("opendml_jax_state", _opendml._jax_state_type()["type_id"], platform=_platform)
+        jax.ffi.register_ffi_type_id("opendml_jax_state", _opendml._jax_state_type(_platform)["type_id"], platform=_platform)
     for _name, _stages in _handlers.items():
         jax.ffi.register_ffi_target(_name, _stages, platform=_platform)
 

@@ -10,6 +10,7 @@
 // a batch (jax.vmap), each item its own NONZERO_COORDINATES, all run by the same compiled operator.
 // A nonzero call may have a second argument, the coordinates' initial rows, which XLA aliases to the
 // coordinates result (argwhere's fill): the handler reads x alone.
+#include <nanobind/stl/string.h>
 #include <xla/ffi/api/ffi.h>
 
 #include <array>
@@ -45,25 +46,38 @@ struct Slot {
 };
 
 struct State {
-  static ffi::TypeId id;  // XLA assigns it when opendml.jax registers the type
   DML_TENSOR_DATA_TYPE type;
   uint32_t axis;
   bool batched;
   std::array<Slot, kMaxDevices> slots;  // by CUDA device ordinal; slot 0 on the CPU
 };
-ffi::TypeId State::id = {};
+
+// The State type once per platform: jaxlib's CPU client and the CUDA plugin each keep their own
+// type registry, so an id that one assigned may name another type in the other (on the GPU
+// machine, the CPU's id for State was the CUDA plugin's id for a Mosaic type, and XLA crashed
+// serializing it). XLA assigns each id when opendml.jax registers the type for that platform.
+template <int kPlatform>
+struct PlatformState : State {
+  static ffi::TypeId id;
+};
+template <int kPlatform>
+ffi::TypeId PlatformState<kPlatform>::id = {};
+using CpuState = PlatformState<0>;
+using CudaState = PlatformState<1>;
 
 // Operators compiled by the handlers so far: tests prove with it that calls reuse them.
 std::atomic<uint64_t> g_compiles{0};
 
+template <class S>
 const XLA_FFI_TypeInfo kStateInfo = {XLA_FFI_TypeInfo_STRUCT_SIZE, nullptr,
-                                     [](void* state) { delete static_cast<State*>(state); }};
+                                     [](void* state) { delete static_cast<S*>(state); }};
 
-ffi::ErrorOr<std::unique_ptr<State>> instantiate(int64_t type, int64_t axis, int64_t batched) {
+template <class S>
+ffi::ErrorOr<std::unique_ptr<S>> instantiate(int64_t type, int64_t axis, int64_t batched) {
   if (type < 0 || type > INT32_MAX || odml_data_type_bits(static_cast<DML_TENSOR_DATA_TYPE>(type)) == 0 || axis < 0 ||
       axis > UINT32_MAX)
     return ffi::Unexpected(ffi::Error::InvalidArgument("opendml.jax: the call's attributes are not opendml.jax's"));
-  auto state = std::make_unique<State>();
+  auto state = std::make_unique<S>();
   state->type = static_cast<DML_TENSOR_DATA_TYPE>(type);
   state->axis = static_cast<uint32_t>(axis);
   state->batched = batched != 0;
@@ -198,7 +212,7 @@ ffi::Error run(Kind kind, State* state, Place place, void* stream, const ffi::Re
 
 // The CPU runs the operators before returning; the regions come from this thread's own memory.
 template <Kind kind>
-ffi::Error cpu_execute(State* state, ffi::RemainingArgs args, ffi::RemainingRets rets, int64_t, int64_t, int64_t) {
+ffi::Error cpu_execute(CpuState* state, ffi::RemainingArgs args, ffi::RemainingRets rets, int64_t, int64_t, int64_t) {
   thread_local std::vector<std::byte> regions[2];
   size_t next = 0;
   return run(kind, state, Place{}, nullptr, args, rets, [&](uint64_t bytes) -> void* {
@@ -210,23 +224,30 @@ ffi::Error cpu_execute(State* state, ffi::RemainingArgs args, ffi::RemainingRets
 
 #define OPENDML_BIND_ATTRS .Attr<int64_t>("dml_type").Attr<int64_t>("axis").Attr<int64_t>("batched")
 
-XLA_FFI_DEFINE_HANDLER(kInstantiate, instantiate, ffi::Ffi::BindInstantiate() OPENDML_BIND_ATTRS);
+XLA_FFI_DEFINE_HANDLER(kCpuInstantiate, instantiate<CpuState>, ffi::Ffi::BindInstantiate() OPENDML_BIND_ATTRS);
 
 #define OPENDML_CPU_HANDLER(name, kind)           \
   XLA_FFI_DEFINE_HANDLER(name, cpu_execute<kind>, \
-                         ffi::Ffi::Bind().Ctx<ffi::State<State>>().RemainingArgs().RemainingRets() OPENDML_BIND_ATTRS)
+                         ffi::Ffi::Bind().Ctx<ffi::State<CpuState>>().RemainingArgs().RemainingRets() OPENDML_BIND_ATTRS)
 OPENDML_CPU_HANDLER(kCpuNonzero, Kind::kNonzero);
 OPENDML_CPU_HANDLER(kCpuJoin, Kind::kJoin);
 OPENDML_CPU_HANDLER(kCpuSplit, Kind::kSplit);
 
 #ifdef OPENDML_WITH_CUDA
 // On XLA's stream, with the regions from XLA's scratch allocator (stream-ordered, freed after the call).
+// XLA refuses alignments past its allocator's (64 bytes): the region asked for is 256 bytes longer
+// and aligned here.
 template <Kind kind>
-ffi::Error cuda_execute(cudaStream_t stream, ffi::ScratchAllocator scratch, int32_t ordinal, State* state,
+ffi::Error cuda_execute(cudaStream_t stream, ffi::ScratchAllocator scratch, int32_t ordinal, CudaState* state,
                         ffi::RemainingArgs args, ffi::RemainingRets rets, int64_t, int64_t, int64_t) {
-  return run(kind, state, Place{true, ordinal}, stream, args, rets,
-             [&](uint64_t bytes) { return scratch.Allocate(bytes, 256).value_or(nullptr); });
+  return run(kind, state, Place{true, ordinal}, stream, args, rets, [&](uint64_t bytes) -> void* {
+    const std::optional<void*> p = scratch.Allocate(bytes + 256);
+    if (!p || *p == nullptr) return nullptr;
+    return reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(*p) + 255) & ~uintptr_t{255});
+  });
 }
+
+XLA_FFI_DEFINE_HANDLER(kCudaInstantiate, instantiate<CudaState>, ffi::Ffi::BindInstantiate() OPENDML_BIND_ATTRS);
 
 #define OPENDML_CUDA_HANDLER(name, kind)                               \
   XLA_FFI_DEFINE_HANDLER(name, cuda_execute<kind>,                     \
@@ -234,7 +255,7 @@ ffi::Error cuda_execute(cudaStream_t stream, ffi::ScratchAllocator scratch, int3
                              .Ctx<ffi::PlatformStream<cudaStream_t>>() \
                              .Ctx<ffi::ScratchAllocator>()             \
                              .Ctx<ffi::DeviceOrdinal>()                \
-                             .Ctx<ffi::State<State>>()                 \
+                             .Ctx<ffi::State<CudaState>>()             \
                              .RemainingArgs()                          \
                              .RemainingRets() OPENDML_BIND_ATTRS)
 OPENDML_CUDA_HANDLER(kCudaNonzero, Kind::kNonzero);
@@ -247,25 +268,34 @@ nb::capsule capsule(const void* pointer) { return nb::capsule(const_cast<void*>(
 // {platform: {target: {stage: capsule}}}, for jax.ffi.register_ffi_target.
 nb::dict targets() {
   nb::dict platforms;
-  auto bundle = [](XLA_FFI_Handler* execute) {
+  auto bundle = [](XLA_FFI_Handler* instantiate, XLA_FFI_Handler* execute) {
     nb::dict stages;
-    stages["instantiate"] = capsule(reinterpret_cast<const void*>(kInstantiate));
+    stages["instantiate"] = capsule(reinterpret_cast<const void*>(instantiate));
     stages["execute"] = capsule(reinterpret_cast<const void*>(execute));
     return stages;
   };
   nb::dict cpu;
-  cpu["opendml_nonzero"] = bundle(kCpuNonzero);
-  cpu["opendml_join"] = bundle(kCpuJoin);
-  cpu["opendml_split"] = bundle(kCpuSplit);
+  cpu["opendml_nonzero"] = bundle(kCpuInstantiate, kCpuNonzero);
+  cpu["opendml_join"] = bundle(kCpuInstantiate, kCpuJoin);
+  cpu["opendml_split"] = bundle(kCpuInstantiate, kCpuSplit);
   platforms["cpu"] = cpu;
 #ifdef OPENDML_WITH_CUDA
   nb::dict cuda;
-  cuda["opendml_nonzero"] = bundle(kCudaNonzero);
-  cuda["opendml_join"] = bundle(kCudaJoin);
-  cuda["opendml_split"] = bundle(kCudaSplit);
+  cuda["opendml_nonzero"] = bundle(kCudaInstantiate, kCudaNonzero);
+  cuda["opendml_join"] = bundle(kCudaInstantiate, kCudaJoin);
+  cuda["opendml_split"] = bundle(kCudaInstantiate, kCudaSplit);
   platforms["CUDA"] = cuda;
 #endif
   return platforms;
+}
+
+// The State type's id and deleter for one platform, for jax.ffi.register_ffi_type.
+template <class S>
+nb::dict state_type() {
+  nb::dict d;
+  d["type_id"] = capsule(&S::id);
+  d["type_info"] = capsule(&kStateInfo<S>);
+  return d;
 }
 
 }  // namespace
@@ -277,13 +307,14 @@ void bind_jax(nb::module_& m) {
       "How many operators the FFI handlers have compiled in this process.");
   m.def(
       "_jax_state_type",
-      [] {
-        nb::dict d;
-        d["type_id"] = capsule(&State::id);
-        d["type_info"] = capsule(&kStateInfo);
-        return d;
+      [](const std::string& platform) {
+#ifdef OPENDML_WITH_CUDA
+        if (platform == "CUDA") return state_type<CudaState>();
+#endif
+        if (platform == "cpu") return state_type<CpuState>();
+        throw Error(ODML_STATUS_INVALID_ARGUMENT, "opendml.jax: no handlers for platform '" + platform + "'");
       },
-      "The handlers' State type, for jax.ffi.register_ffi_type.");
+      nb::arg("platform"), "The handlers' State type on `platform` ('cpu', 'CUDA'), for jax.ffi.register_ffi_type.");
 }
 
 }  // namespace opendml::python
