@@ -385,7 +385,7 @@ nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed,
 
   thread_local std::string key;
   key.assign("N");
-  key.append(reinterpret_cast<const char*>(&call.place), sizeof call.place);
+  call.place.append_key(key);
   key.append(reinterpret_cast<const char*>(&extensions), sizeof extensions);
   for (const Spec* s : std::initializer_list<const Spec*>{&in, &cnt, &crd}) s->append_key(key);
   key.append(reinterpret_cast<const char*>(offsets.data()), offsets.size() * sizeof(uint64_t));
@@ -415,7 +415,7 @@ const std::string& join_split_key(char op, Call& call, uint32_t axis, uint32_t e
                                   const std::vector<Spec>& pieces) {
   thread_local std::string key;
   key.assign(1, op);
-  key.append(reinterpret_cast<const char*>(&call.place), sizeof call.place);
+  call.place.append_key(key);
   key.append(reinterpret_cast<const char*>(&extensions), sizeof extensions);
   key.append(reinterpret_cast<const char*>(&axis), sizeof axis);
   whole.append_key(key);

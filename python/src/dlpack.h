@@ -75,6 +75,11 @@ struct Place {
   int32_t id = 0;
   bool operator==(const Place&) const = default;
   std::string name() const { return cuda ? "cuda:" + std::to_string(id) : "cpu"; }
+  // Field by field: the bytes between them are padding, whatever a Place was built from.
+  void append_key(std::string& key) const {
+    key.push_back(cuda ? 'g' : 'h');
+    key.append(reinterpret_cast<const char*>(&id), sizeof id);
+  }
 };
 
 // Storage for dimensions; DirectML's own limit (8) is the library's to report, with its message.

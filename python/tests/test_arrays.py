@@ -321,6 +321,18 @@ def test_cache_hits_and_bound():
         opendml.set_cache_capacity(256)
 
 
+def test_repeated_calls_hit_the_cache_with_every_array_kind():
+    # The key is the description alone: whichever way an array was borrowed (torch's exchange API,
+    # DLPack capsules), a repeated call compiles nothing (a miss while a CUDA graph captures fails).
+    for make in (lambda n: np.ones(n, np.float32), lambda n: torch.ones(n), lambda n: jnp.ones(n)):
+        opendml.clear_cache()
+        for _ in range(3):
+            opendml.concat([make(4), make(4)])
+            opendml.nonzero(make(4))
+        info = opendml.cache_info()
+        assert (info["size"], info["misses"], info["hits"]) == (2, 2, 4), make
+
+
 def test_threads_share_the_cache():
     x = np.arange(1 << 16, dtype=np.float32)
     want = np.concatenate([x, x])
