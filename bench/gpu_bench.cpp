@@ -93,8 +93,8 @@ struct Runner {
     const double us = gpu.time_us(
         [&](int) { CUDA_CHECK(cudaMemcpyAsync(b.data, a.data, bytes, cudaMemcpyDeviceToDevice, gpu.stream)); }, 20);
     copy_gbps = 2.0 * bytes / (us * 1e3);
-    std::printf("device-to-device copy of %s bytes: %.1f us, %.0f GB/s (read + written)\n",
-                bench::pow2(bytes).c_str(), us, copy_gbps);
+    std::printf("device-to-device copy of %s bytes: %.1f us, %.0f GB/s (read + written)\n", bench::pow2(bytes).c_str(),
+                us, copy_gbps);
     // The least any case can measure: one graph node (a 4-byte memset) replayed between events.
     cudaGraph_t graph;
     cudaGraphExec_t exec;

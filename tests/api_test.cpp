@@ -95,18 +95,18 @@ TEST(CApi, ExtensionBitsMustBeKnown) {
   EXPECT_TRUE(status_is(odml_operator_create_ex(cpu_device().get(), &desc.get(), DML_FEATURE_LEVEL(0), 0x6, &op),
                         kInvalid, {"extensions 0x6", "not odml_extension values"}));
   EXPECT_EQ(op, nullptr);
-  ASSERT_TRUE(status_is(odml_operator_create_ex(cpu_device().get(), &desc.get(), DML_FEATURE_LEVEL(0),
-                                                ODML_EXTENSION_64BIT_INDICES, &op),
-                        ODML_STATUS_SUCCESS));
+  ASSERT_TRUE(status_is(
+      odml_operator_create_ex(cpu_device().get(), &desc.get(), DML_FEATURE_LEVEL(0), ODML_EXTENSION_64BIT_INDICES, &op),
+      ODML_STATUS_SUCCESS));
   odml_operator_destroy(op);
   // Every bit at once, on the one operator that takes them all (coordinate offsets need values).
   const OpDesc nonzero = sample_nonzero();
   const uint64_t offsets[] = {1, 2};
   const odml_operator_options all{ODML_EXTENSIONS_ALL, 2, offsets};
   op = nullptr;
-  ASSERT_TRUE(status_is(
-      odml_operator_create_with_options(cpu_device().get(), &nonzero.get(), DML_FEATURE_LEVEL(0), &all, &op),
-      ODML_STATUS_SUCCESS));
+  ASSERT_TRUE(
+      status_is(odml_operator_create_with_options(cpu_device().get(), &nonzero.get(), DML_FEATURE_LEVEL(0), &all, &op),
+                ODML_STATUS_SUCCESS));
   odml_operator_destroy(op);
   const odml_operator_options unknown{0x8, 0, nullptr};
   EXPECT_TRUE(status_is(

@@ -43,8 +43,8 @@ TEST(Extension, Nonzero64BitOutputsNeedTheExtension) {
 // UINT sizes cap M at 2^32 - 1; with the extension the row dimensions may multiply to M.
 TEST(Extension, NonzeroRowDimensionsMultiplyToM) {
   const OpDesc split_rows = nonzero(kF32, {4, 6}, DML_TENSOR_DATA_TYPE_UINT32, {4, 6, 2});
-  EXPECT_TRUE(create_fails(split_rows, kInvalid,
-                           {std::string(kOp) + "OutputCoordinatesTensor.Sizes[0] is 4", "must be 1"}));
+  EXPECT_TRUE(
+      create_fails(split_rows, kInvalid, {std::string(kOp) + "OutputCoordinatesTensor.Sizes[0] is 4", "must be 1"}));
   EXPECT_TRUE(create_succeeds(split_rows, DML_FEATURE_LEVEL(0), kWide));
   EXPECT_TRUE(create_fails(nonzero(kF32, {4, 6}, kU64, {4, 5, 2}), kInvalid,
                            {"multiply to 20", "InputTensor has 24 elements"}, DML_FEATURE_LEVEL(0), kWide));
@@ -105,7 +105,6 @@ TEST(DeviceExtension, ExtensionAloneChangesNoResult) {
     }
   });
 }
-
 
 // ---- Coordinate offsets ----
 

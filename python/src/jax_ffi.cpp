@@ -226,9 +226,10 @@ ffi::Error cpu_execute(CpuState* state, ffi::RemainingArgs args, ffi::RemainingR
 
 XLA_FFI_DEFINE_HANDLER(kCpuInstantiate, instantiate<CpuState>, ffi::Ffi::BindInstantiate() OPENDML_BIND_ATTRS);
 
-#define OPENDML_CPU_HANDLER(name, kind)           \
-  XLA_FFI_DEFINE_HANDLER(name, cpu_execute<kind>, \
-                         ffi::Ffi::Bind().Ctx<ffi::State<CpuState>>().RemainingArgs().RemainingRets() OPENDML_BIND_ATTRS)
+#define OPENDML_CPU_HANDLER(name, kind) \
+  XLA_FFI_DEFINE_HANDLER(               \
+      name, cpu_execute<kind>,          \
+      ffi::Ffi::Bind().Ctx<ffi::State<CpuState>>().RemainingArgs().RemainingRets() OPENDML_BIND_ATTRS)
 OPENDML_CPU_HANDLER(kCpuNonzero, Kind::kNonzero);
 OPENDML_CPU_HANDLER(kCpuJoin, Kind::kJoin);
 OPENDML_CPU_HANDLER(kCpuSplit, Kind::kSplit);

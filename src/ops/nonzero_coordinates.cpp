@@ -47,8 +47,8 @@ Status check_coordinate_offsets(const CreateOptions& options, const Tensor& inpu
     const uint64_t largest = input.sizes[input.rank - n + j] - 1;
     if (offsets[j] > max - largest)
       return invalid_argument(kOp, ": coordinate offset ", j, " is ", offsets[j], "; with coordinates up to ", largest,
-                              " in that column the largest would pass ", max, ", the most a ",
-                              data_type_name(type), " coordinate holds");
+                              " in that column the largest would pass ", max, ", the most a ", data_type_name(type),
+                              " coordinate holds");
   }
   return {};
 }

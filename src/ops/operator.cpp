@@ -10,9 +10,10 @@ namespace {
 // A row from the operator's typed validation and plan functions.
 template <class Desc, Result<OperatorDef> (*Validate)(const Desc&, const CreateOptions&), auto PlanFn>
 constexpr OperatorEntry row(DML_OPERATOR_TYPE type, const char* name) {
-  return {type, name,
-          [](const void* desc, const CreateOptions& options) { return Validate(*static_cast<const Desc*>(desc), options); },
-          [](const OperatorDef& op) { return Plan(PlanFn(op)); }};
+  return {
+      type, name,
+      [](const void* desc, const CreateOptions& options) { return Validate(*static_cast<const Desc*>(desc), options); },
+      [](const OperatorDef& op) { return Plan(PlanFn(op)); }};
 }
 
 // The operators opendml implements: one row each.

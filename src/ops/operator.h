@@ -25,7 +25,7 @@ struct NamedTensor {
 // extensions the caller opted into (section 7).
 struct CreateOptions {
   DML_FEATURE_LEVEL feature_level = DML_FEATURE_LEVEL(0);
-  uint32_t extensions = 0;                     // odml_extension bits
+  uint32_t extensions = 0;                   // odml_extension bits
   std::vector<uint64_t> coordinate_offsets;  // ODML_EXTENSION_COORDINATE_OFFSETS' values
 
   bool has(odml_extension extension) const { return (extensions & extension) != 0; }

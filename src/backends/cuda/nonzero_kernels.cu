@@ -66,7 +66,7 @@ struct NonzeroParams {
   FastDivmod column_sizes[kMaxRank];
   uint64_t row_stride, column_stride;
   uint64_t column_offsets[kMaxRank];  // added to coordinate j (zero without the extension)
-  bool vector_rows;  // rows are dense and aligned: N = 2, 4, 8 words stored as 8- or 16-byte vectors
+  bool vector_rows;                   // rows are dense and aligned: N = 2, 4, 8 words stored as 8- or 16-byte vectors
 };
 
 // q = n / divisor, r = n % divisor for dimension d of the sizes `sizes` (read or column).
@@ -194,7 +194,8 @@ __device__ __forceinline__ V block_exclusive_sum(V v, V& total) {
 // (the same in every lane). Element e of vector k of thread t is tile element (k * kThreads + t) * E
 // + e, E = 16 / sizeof(T), so the E flag bits of kLanes = 32 / E neighbouring lanes make one mask word.
 template <class T>
-__device__ __forceinline__ uint32_t store_flags(const NonzeroParams& p, uint32_t tile, const uint32_t (&flags)[kVectors]) {
+__device__ __forceinline__ uint32_t store_flags(const NonzeroParams& p, uint32_t tile,
+                                                const uint32_t (&flags)[kVectors]) {
   constexpr uint32_t E = 16 / sizeof(T);
   constexpr uint32_t kLanes = 32 / E;
   const uint32_t lane = threadIdx.x & 31;
@@ -477,9 +478,10 @@ class CudaNonzeroKernel final : public Kernel {
     counts_bytes_ = (uint64_t{p.tiles} * kWarps + blocks_) * 4 + 15 & ~uint64_t{15};
     flag_bytes_ = uint64_t{p.tiles} * tile_words(plan.element_bytes) * 4;
     if (verbose())
-      log_verbose(cat("cuda.nonzero tuning: ", kThreads, " threads, ", kVectors, " 16-byte vectors per thread and tile (",
-                      kTileBytes, "-byte tiles, 2 in flight per block), ", kPassTiles, " tiles per pass; ", blocks_,
-                      " blocks of ", p.tiles_per_block, " tiles (", per_sm, " per SM)"));
+      log_verbose(cat("cuda.nonzero tuning: ", kThreads, " threads, ", kVectors,
+                      " 16-byte vectors per thread and tile (", kTileBytes, "-byte tiles, 2 in flight per block), ",
+                      kPassTiles, " tiles per pass; ", blocks_, " blocks of ", p.tiles_per_block, " tiles (", per_sm,
+                      " per SM)"));
   }
 
   uint64_t temporary_bytes() const override { return counts_bytes_ + flag_bytes_; }
