@@ -14,9 +14,14 @@ std::vector<Enum> named_values(int first, int last, int step, Name name) {
   return values;
 }
 
-std::string_view without(std::string_view text, std::string_view prefix) {
+// The value among `values` whose name is `text`, with or without DirectML's `prefix`.
+template <class Enum, class Name>
+std::optional<Enum> parse_named(std::string_view text, std::string_view prefix, std::span<const Enum> values,
+                                Name name) {
   if (text.starts_with(prefix)) text.remove_prefix(prefix.size());
-  return text;
+  for (Enum v : values)
+    if (name(v) == text) return v;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -35,10 +40,7 @@ std::string_view data_type_name(DML_TENSOR_DATA_TYPE type) {
 uint32_t data_type_bits(DML_TENSOR_DATA_TYPE type) { return odml_data_type_bits(type); }
 
 std::optional<DML_TENSOR_DATA_TYPE> parse_data_type(std::string_view text) {
-  text = without(text, "DML_TENSOR_DATA_TYPE_");
-  for (DML_TENSOR_DATA_TYPE type : data_types())
-    if (data_type_name(type) == text) return type;
-  return std::nullopt;
+  return parse_named(text, "DML_TENSOR_DATA_TYPE_", data_types(), data_type_name);
 }
 
 std::span<const DML_FEATURE_LEVEL> feature_levels() {
@@ -55,10 +57,7 @@ std::string feature_level_name(DML_FEATURE_LEVEL level) {
 DML_FEATURE_LEVEL highest_feature_level() { return feature_levels().back(); }
 
 std::optional<DML_FEATURE_LEVEL> parse_feature_level(std::string_view text) {
-  text = without(text, "DML_FEATURE_LEVEL_");
-  for (DML_FEATURE_LEVEL level : feature_levels())
-    if (feature_level_name(level) == text) return level;
-  return std::nullopt;
+  return parse_named(text, "DML_FEATURE_LEVEL_", feature_levels(), feature_level_name);
 }
 
 }  // namespace opendml::tool
