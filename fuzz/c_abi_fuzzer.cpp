@@ -793,7 +793,7 @@ void run_case(Choices& in, std::string* summary = nullptr) {
   const uint32_t extensions = in.below(8, "extensions");
   if (extensions >= 5) c.extensions = ODML_EXTENSION_64BIT_INDICES;
   if (extensions == 7) {
-    c.extensions |= 4u << in.below(30);  // past ODML_EXTENSIONS_ALL (3)
+    c.extensions |= 8u << in.below(29);  // past ODML_EXTENSIONS_ALL (7)
     c.must_fail(kCreate, "unknown extension bits");
   }
   if (c.type == DML_OPERATOR_NONZERO_COORDINATES) {

@@ -42,6 +42,11 @@ NonzeroResult nonzero_oracle(const TensorSpec& input, const Bytes& region, uint3
 // Reads the count and the first `count` rows out of the operator's two output regions.
 NonzeroResult read_nonzero(const TensorSpec& count, const Bytes& count_region, const TensorSpec& coordinates,
                            const Bytes& coordinates_region);
+// The bits of coordinate j of row `row` in the coordinates' region (4 or 8 bytes wide).
+uint64_t coordinate_bits(const TensorSpec& coordinates, const Bytes& region, uint64_t row, uint32_t j);
+// Every row from `first` to M holds `fill` (ODML_EXTENSION_FILL_ROWS), bit for bit.
+::testing::AssertionResult rows_filled(const TensorSpec& coordinates, const Bytes& region, uint64_t first,
+                                       const std::vector<uint64_t>& fill);
 
 // Bit-for-bit comparison of a tensor's elements (read through its strides) with expected
 // logical-order elements; padding between elements is not compared.
