@@ -122,12 +122,15 @@ std::vector<Bytes> split_oracle(const TensorSpec& input, const Bytes& region, co
   return out;
 }
 
-NonzeroResult nonzero_oracle(const TensorSpec& input, const Bytes& region, uint32_t n) {
+NonzeroResult nonzero_oracle(const TensorSpec& input, const Bytes& region, uint32_t n,
+                             const std::vector<uint64_t>& offsets) {
   NonzeroResult r;
   for_each_coordinate(input.sizes, [&](const Shape& c) {
     if (is_zero(input.type, element_at(input, region, c))) return;
     ++r.count;
-    r.rows.emplace_back(c.end() - n, c.end());
+    Coordinates row(c.end() - n, c.end());
+    for (size_t j = 0; j < offsets.size() && j < row.size(); ++j) row[j] += offsets[j];
+    r.rows.push_back(std::move(row));
   });
   return r;
 }
@@ -148,16 +151,14 @@ uint64_t coordinate_bits(const TensorSpec& coordinates, const Bytes& region, uin
 NonzeroResult read_nonzero(const TensorSpec& count, const Bytes& count_region, const TensorSpec& coordinates,
                            const Bytes& coordinates_region) {
   NonzeroResult r;
-  // Counts and coordinates are UINT32, or 64-bit with the 64-bit index extension; coordinates above
-  // 2^32 - 1 do not occur in these tests.
+  // Counts and coordinates are UINT32, or 64-bit with the 64-bit index extension.
   std::memcpy(&r.count, element_at(count, count_region, Shape(count.rank(), 0)), element_bytes(count.type));
   const uint64_t m = element_count(Shape(coordinates.sizes.begin(), coordinates.sizes.end() - 1));
   const uint32_t n = coordinates.sizes[coordinates.rank() - 1];
   for (uint64_t row = 0; row < std::min<uint64_t>(r.count, m); ++row) {
-    Shape values(n);
+    Coordinates values(n);
     for (uint32_t j = 0; j < n; ++j) {
-      const uint64_t v = coordinate_bits(coordinates, coordinates_region, row, j);
-      values[j] = v >> 32 != 0 ? ~0u : static_cast<uint32_t>(v);  // ~0u: never a real coordinate here
+      values[j] = coordinate_bits(coordinates, coordinates_region, row, j);
     }
     r.rows.push_back(values);
   }

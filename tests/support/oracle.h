@@ -32,13 +32,18 @@ Bytes join_oracle(const std::vector<TensorSpec>& inputs, const std::vector<Bytes
 std::vector<Bytes> split_oracle(const TensorSpec& input, const Bytes& region, const std::vector<TensorSpec>& outputs,
                                 uint32_t axis);
 
+// One row of NONZERO_COORDINATES' output, 64 bits a coordinate: with the 64-bit index extension
+// and coordinate offsets a coordinate may pass 2^32 (docs/contract.md section 7).
+using Coordinates = std::vector<uint64_t>;
 struct NonzeroResult {
   uint64_t count = 0;
-  std::vector<Shape> rows;  // the first `count` rows, N coordinates each
+  std::vector<Coordinates> rows;  // the first `count` rows, N coordinates each
 };
 // NONZERO_COORDINATES with N coordinate columns: the trailing N dimensions of every non-zero
-// element, in ascending logical order.
-NonzeroResult nonzero_oracle(const TensorSpec& input, const Bytes& region, uint32_t n);
+// element, in ascending logical order, plus offsets[j] in column j when there are offsets
+// (ODML_EXTENSION_COORDINATE_OFFSETS, N of them).
+NonzeroResult nonzero_oracle(const TensorSpec& input, const Bytes& region, uint32_t n,
+                             const std::vector<uint64_t>& offsets = {});
 // Reads the count and the first `count` rows out of the operator's two output regions.
 NonzeroResult read_nonzero(const TensorSpec& count, const Bytes& count_region, const TensorSpec& coordinates,
                            const Bytes& coordinates_region);

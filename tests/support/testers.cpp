@@ -147,10 +147,7 @@ void NonzeroTester::run() {
   if (!expected_rows_.empty()) {
     EXPECT_EQ(expected.rows, expected_rows_) << "the oracle disagrees with the case";
   }
-  NonzeroResult wanted = expected;
-  for (Shape& row : wanted.rows)
-    for (size_t j = 0; j < options_.coordinate_offsets.size(); ++j)
-      row[j] += static_cast<uint32_t>(options_.coordinate_offsets[j]);
+  const NonzeroResult wanted = nonzero_oracle(in, regions[0], n, options_.coordinate_offsets);
   const RunOutputs outputs = run_operator(desc, regions, options_);
   for (size_t t = 0; t < outputs.size(); ++t) {
     EXPECT_TRUE(nonzero_equal(read_nonzero(count, outputs[t][0], coordinates, outputs[t][1]), wanted))

@@ -172,7 +172,7 @@ class NonzeroTester : public Tester<NonzeroTester> {
     options_.fill_values = std::move(values);
     return static_cast<NonzeroTester&>(*this);
   }
-  NonzeroTester& expect_rows(std::vector<Shape> rows) { return set(expected_rows_, std::move(rows)); }
+  NonzeroTester& expect_rows(std::vector<Coordinates> rows) { return set(expected_rows_, std::move(rows)); }
   void run();
 
  private:
@@ -185,7 +185,7 @@ class NonzeroTester : public Tester<NonzeroTester> {
   Shape row_sizes_;
   std::optional<Bytes> values_;
   std::optional<uint32_t> expected_count_;
-  std::vector<Shape> expected_rows_;
+  std::vector<Coordinates> expected_rows_;
 };
 
 }  // namespace odml_test
