@@ -642,14 +642,18 @@ RawResult break_raw(Choices& in, Case& c, OpDesc& desc) {
       c.must_fail(kCreate, name + ": TotalTensorSizeInBytes below the required size");
       break;
     }
-    case kHugeTotal:
+    case kHugeTotal: {
       b.TotalTensorSizeInBytes = in.below(4) ? ~uint64_t{0} - in.below(1u << 20) : uint64_t{1} << (40 + in.below(24));
       r.huge_total_tensor = i;
       r.huge_total = b.TotalTensorSizeInBytes;
+      // With 64-bit indices a tensor may need more than 2^40 bytes (a stride of 2^32 - 1).
+      if (b.TotalTensorSizeInBytes < DMLCalcBufferTensorSize(b.DataType, b.DimensionCount, b.Sizes, b.Strides))
+        c.must_fail(kCreate, name + ": a huge TotalTensorSizeInBytes still below the required size");
       // An OWNED_BY_DML input's copy needs that much persistent region: compile may refuse it.
       if (c.is_input(i) && (c.tensors[i].flags & DML_TENSOR_FLAG_OWNED_BY_DML))
         c.may_fail(kCreate, name + ": an OWNED_BY_DML input's TotalTensorSizeInBytes near 2^64");
       break;
+    }
     case kBadDataType: {
       const int64_t values[] = {0, 14, 15, 255, -1, static_cast<int64_t>(in.u32())};
       const int64_t v = values[in.below(std::size(values))];
@@ -1251,6 +1255,12 @@ std::vector<Seed> seeds() {
       {"regression-persistent-size-wraps", {{"op", 0}, {"rank", 1}, {"axis", 1}, {"pieces", 1}, {"length", 1},
                                             {"length", 2}, {"size", 2}, {"owned", kYes}, {"raw break?", kYes},
                                             {"raw break", kHugeTotal - 1}, {"raw break tensor", 0}}},
+      // NONZERO's {36, 2} UINT64 coordinates with a stride of 2^32 - 1 need 1.2e12 bytes: a "huge"
+      // TotalTensorSizeInBytes of 2^40 is still too small.
+      {"regression-huge-total-below-64bit-extent", {{"op", 2}, {"extensions", 5}, {"rank", 1}, {"size", 5},
+                                                     {"size", 5}, {"coordinates type", 5}, {"strides", 0},
+                                                     {"strides", 0}, {"strides", 4}, {"raw break?", kYes},
+                                                     {"raw break", kHugeTotal - 1}, {"raw break tensor", 2}}},
       {"join-unknown-extension", {{"op", 0}, {"extensions", 7}, {"rank", 1}, {"axis", 1}, {"size", 2}}},
   };
   // clang-format on
