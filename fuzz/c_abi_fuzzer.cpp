@@ -9,7 +9,8 @@
 // arbitrary (overlapping, on an output), OWNED_BY_DML inputs, TotalTensorSizeInBytes and
 // GuaranteedBaseOffsetAlignment; it has a feature level and perhaps extensions (contract section 7:
 // 64-bit indices, for 64-bit NONZERO outputs and extents past 2^32; coordinate offsets, N values of
-// any size up to and past what the coordinates' type holds), asked for through odml_operator_create,
+// any size up to and past what the coordinates' type holds; fill rows, N fill values of any bits,
+// past UINT32 too, alone or beside offsets), asked for through odml_operator_create,
 // odml_operator_create_ex or odml_operator_create_with_options; and it binds regions of chosen sizes
 // and alignments at initialize and execute, inputs sharing a region, unbound and extra regions. At
 // most one rule of the contract (docs/contract.md sections 2 to 5 and 7) is broken on purpose, and each
@@ -21,7 +22,8 @@
 //   - a failed call returns a status other than INVALID_ARGUMENT or UNSUPPORTED, no message, or a
 //     handle, or writes anything (docs/contract.md section 4);
 //   - a call writes outside its regions (each sits between guard zones) or into an input;
-//   - a successful execute's outputs differ from the oracle in any bit.
+//   - a successful execute's outputs differ from the oracle in any bit (with fill rows, the rows
+//     past the count included).
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <algorithm>
@@ -110,6 +112,21 @@ enum class Verdict { kSucceed, kFail, kEither };
 enum Step { kCreate, kInitialize, kExecute, kSteps };  // kCreate covers compile
 const char* const kStepNames[] = {"create/compile", "initialize", "execute"};
 
+// The values of an extension that takes one per coordinate column (odml_operator_options'
+// coordinate offsets or fill values, contract section 7): the array (perhaps longer than the count
+// says), the count, and whether the pointer is null instead.
+struct ColumnValues {
+  std::vector<uint64_t> values;
+  uint32_t count = 0;
+  bool null = false;
+  bool given() const { return count != 0 || !values.empty() || null; }
+  const uint64_t* data() const { return null ? nullptr : values.data(); }
+  std::string to_string(const std::string& name) const {
+    if (!given()) return "";
+    return ", " + std::to_string(count) + " " + name + " " + (null ? "(null)" : odml_test::to_string(values));
+  }
+};
+
 // One case: the tensors in OpDesc's field order (JOIN InputTensors..., OutputTensor; SPLIT
 // InputTensor, OutputTensors...; NONZERO InputTensor, OutputCountTensor, OutputCoordinatesTensor),
 // and what each step must do.
@@ -121,24 +138,19 @@ struct Case {
   DML_FEATURE_LEVEL level = DML_FEATURE_LEVEL(0);
   uint32_t extensions = ODML_EXTENSION_NONE;  // odml_operator_options' (contract section 7)
   bool wide_indices() const { return extensions & ODML_EXTENSION_64BIT_INDICES; }
-  // odml_operator_options' coordinate offsets: the array (perhaps longer than the count says),
-  // the count, and whether the pointer is null instead.
-  std::vector<uint64_t> offsets;
-  uint32_t offset_count = 0;
-  bool null_offsets = false;
+  // odml_operator_options' coordinate offsets and fill values (ColumnValues).
+  ColumnValues offsets, fill;
   // How create is called: with options; odml_operator_create_ex (odml_operator_create without
   // extensions); with null options where there is nothing to ask for.
   enum class Entry { kWithOptions, kCreateEx, kNullOptions } entry = Entry::kWithOptions;
   // What execute must add to column j: the offsets, when create took them.
   std::vector<uint64_t> applied_offsets() const {
-    return extensions & ODML_EXTENSION_COORDINATE_OFFSETS ? offsets : std::vector<uint64_t>{};
+    return extensions & ODML_EXTENSION_COORDINATE_OFFSETS ? offsets.values : std::vector<uint64_t>{};
   }
+  bool fills_rows() const { return extensions & ODML_EXTENSION_FILL_ROWS; }
   std::string options_string() const {
-    std::string s = "extensions " + std::to_string(extensions);
-    if (offset_count != 0 || !offsets.empty())
-      s +=
-          ", " + std::to_string(offset_count) + " coordinate offsets " + (null_offsets ? "(null)" : to_string(offsets));
-    return s;
+    return "extensions " + std::to_string(extensions) + offsets.to_string("coordinate offsets") +
+           fill.to_string("fill values");
   }
   Verdict verdict[kSteps] = {Verdict::kSucceed, Verdict::kSucceed, Verdict::kSucceed};
   std::string notes;  // the rules broken on purpose
@@ -420,37 +432,116 @@ void break_spec(Choices& in, Case& c) {
   }
 }
 
-// ODML_EXTENSION_COORDINATE_OFFSETS (contract section 7), chosen after break_spec so that the
-// verdicts see the final tensors: one NONZERO case in 2 asks for it, with an offset a column of
-// every size (small, at and around the coordinates' type's limit or 2^32, any), and one in 4 of
-// those breaks a rule of the options; JOIN and SPLIT ask for it once in 16, which must fail.
-enum OffsetsBreak {
-  kNoOffsetsBreak,
-  kOffsetsWithoutBit,
-  kBitWithoutOffsets,
-  kNullOffsets,
-  kOffsetCount,
-  kOffsetPastType,
-  kOffsetsBreaks
+// The extensions that take a value per coordinate column (contract section 7), chosen after
+// break_spec so that the verdicts see the final tensors. Each is asked for by one NONZERO case in 2
+// (so a case in 4 has both) and by one JOIN or SPLIT case in 16, which must fail; one in 4 of those
+// breaks a rule of the values. Each extension names its choices with its own prefix (`name`).
+struct ColumnExtension {
+  uint32_t bit;
+  const char* name;    // the choices' prefix
+  const char* values;  // what the notes call the values
+};
+const ColumnExtension kOffsetsExtension{ODML_EXTENSION_COORDINATE_OFFSETS, "offsets", "coordinate offsets"};
+const ColumnExtension kFillExtension{ODML_EXTENSION_FILL_ROWS, "fill", "fill values"};
+
+enum ColumnsBreak {
+  kNoColumnsBreak,
+  kValuesWithoutBit,
+  kBitWithoutValues,
+  kNullValues,
+  kValueCount,
+  kValuePastType,
+  kColumnsBreaks
 };
 
-void choose_offsets(Choices& in, Case& c) {
+// Whether the case asks for the extension, and then the number of values: NONZERO's N, the
+// coordinates' last size (at most 9: a larger one, from break_spec, fails anyway), or 1 to 8 for
+// JOIN and SPLIT.
+std::optional<uint32_t> ask_for_columns(Choices& in, Case& c, const ColumnExtension& e) {
+  const std::string name = e.name;
   const bool nonzero = c.type == DML_OPERATOR_NONZERO_COORDINATES;
-  if (!in.one_in(nonzero ? 2 : 16, "offsets?")) return;
-  c.extensions |= ODML_EXTENSION_COORDINATE_OFFSETS;
-  // N, the coordinates' last size (at most 9: a larger one, from break_spec, fails anyway); column
-  // j holds the input's dimension rank - N + j, whose largest coordinate plus the offset must fit
-  // the coordinates' type.
+  if (!in.one_in(nonzero ? 2 : 16, (name + "?").c_str())) return std::nullopt;
+  c.extensions |= e.bit;
+  return nonzero ? std::min(c.tensors[2].sizes.back(), 9u) : 1 + in.below(8, (name + " columns").c_str());
+}
+
+// The coordinates' data type (UINT32 for JOIN and SPLIT, which have none) and its largest value.
+DML_TENSOR_DATA_TYPE coordinates_type(const Case& c) {
+  return c.type == DML_OPERATOR_NONZERO_COORDINATES ? c.tensors[2].type : DML_TENSOR_DATA_TYPE_UINT32;
+}
+uint64_t largest_value(DML_TENSOR_DATA_TYPE type) {
+  return type == DML_TENSOR_DATA_TYPE_UINT32  ? std::numeric_limits<uint32_t>::max()
+         : type == DML_TENSOR_DATA_TYPE_INT64 ? std::numeric_limits<int64_t>::max()
+                                              : std::numeric_limits<uint64_t>::max();
+}
+
+// With the values chosen (room[j]: the largest value column j takes), one case in 4 breaks a
+// rule: values without the bit, the bit with a count of 0, a null array with a count, a count
+// other than N (up to 2^31 + 8), a value past room; then the verdict.
+void break_columns(Choices& in, Case& c, const ColumnExtension& e, ColumnValues& v, const std::vector<uint64_t>& room) {
+  const std::string name = e.name, values = e.values;
+  const auto n = static_cast<uint32_t>(room.size());
+  v.count = n;
+  const auto kind = static_cast<ColumnsBreak>(
+      in.one_in(4, (name + " break?").c_str()) ? 1 + in.below(kColumnsBreaks - 1, (name + " break").c_str()) : 0);
+  switch (kind) {
+    case kNoColumnsBreak:
+    case kColumnsBreaks: break;
+    case kValuesWithoutBit:
+      c.extensions &= ~e.bit;
+      if (in.below(2, (name + " without bit").c_str())) {  // a count of 0 and an array: not plainly values
+        v.count = 0;
+        c.may_fail(kCreate, "an array of " + values + " of count 0 without the bit");
+      } else {
+        c.must_fail(kCreate, values + " without the bit");
+      }
+      break;
+    case kBitWithoutValues:
+      v.count = 0;
+      v.null = in.below(2, (name + " null too").c_str());
+      c.must_fail(kCreate, "the bit of " + values + " with a count of 0");
+      break;
+    case kNullValues:
+      v.null = true;
+      c.must_fail(kCreate, "null " + values + " with a count of N");
+      break;
+    case kValueCount: {
+      // The array holds as many as the count says, but for a count past any rank, which must be
+      // refused before the array is read.
+      const uint32_t counts[] = {n - 1, n + 1, 9, 9 + in.below(1u << 31)};
+      v.count = counts[in.below(std::size(counts), (name + " count").c_str())];
+      if (v.count <= 9) v.values.resize(std::max(v.count, n));
+      c.must_fail(kCreate, std::to_string(v.count) + " " + values + " for " + std::to_string(n) + " columns");
+      break;
+    }
+    case kValuePastType: {
+      const uint32_t j = in.below(n, (name + " past type").c_str());
+      if (n == 0 || room[j] == std::numeric_limits<uint64_t>::max()) break;  // no uint64 is past it
+      v.values[j] = room[j] + 1 + in.below(std::min<uint64_t>(~room[j], uint64_t{1} << 32));
+      break;
+    }
+  }
+  if (!(c.extensions & e.bit)) return;
+  if (c.type != DML_OPERATOR_NONZERO_COORDINATES)
+    c.must_fail(kCreate, values + " on " + (c.type == DML_OPERATOR_JOIN ? "JOIN" : "SPLIT"));
+  for (size_t j = 0; j < std::min<size_t>(n, v.values.size()); ++j)
+    if (v.values[j] > room[j]) c.must_fail(kCreate, values + "[" + std::to_string(j) + "] past the coordinates' type");
+}
+
+// ODML_EXTENSION_COORDINATE_OFFSETS: an offset a column of every size (small, at and around the
+// coordinates' type's limit or 2^32, any).
+void choose_offsets(Choices& in, Case& c) {
+  const std::optional<uint32_t> n = ask_for_columns(in, c, kOffsetsExtension);
+  if (!n) return;
+  // Column j holds the input's dimension rank - N + j, whose largest coordinate plus the offset
+  // must fit the coordinates' type.
+  const bool nonzero = c.type == DML_OPERATOR_NONZERO_COORDINATES;
   const Shape& input = c.tensors[0].sizes;
-  const uint32_t n = nonzero ? std::min(c.tensors[2].sizes.back(), 9u) : 1 + in.below(8, "offset columns");
-  const DML_TENSOR_DATA_TYPE type = nonzero ? c.tensors[2].type : DML_TENSOR_DATA_TYPE_UINT32;
-  const uint64_t limit = type == DML_TENSOR_DATA_TYPE_UINT32  ? std::numeric_limits<uint32_t>::max()
-                         : type == DML_TENSOR_DATA_TYPE_INT64 ? std::numeric_limits<int64_t>::max()
-                                                              : std::numeric_limits<uint64_t>::max();
-  std::vector<uint64_t> room(n);  // the largest offset column j takes
-  for (uint32_t j = 0; j < n; ++j) {
-    const uint32_t d = static_cast<uint32_t>(input.size()) - n + j;
-    room[j] = limit - (nonzero && n <= input.size() && input[d] > 0 ? input[d] - 1 : 0);
+  const uint64_t limit = largest_value(coordinates_type(c));
+  std::vector<uint64_t> room(*n);  // the largest offset column j takes
+  for (uint32_t j = 0; j < *n; ++j) {
+    const uint32_t d = static_cast<uint32_t>(input.size()) - *n + j;
+    room[j] = limit - (nonzero && *n <= input.size() && input[d] > 0 ? input[d] - 1 : 0);
     const auto near = [&](uint64_t v) { return v + in.below(5, "offset step") - 2; };  // wraps as uint64
     uint64_t offset = 0;
     switch (in.below(5, "offset kind")) {
@@ -460,60 +551,39 @@ void choose_offsets(Choices& in, Case& c) {
       case 3: offset = uint64_t{1} << in.below(64, "offset bit"); break;
       default: offset = in.u64("offset"); break;
     }
-    c.offsets.push_back(offset);
+    c.offsets.values.push_back(offset);
   }
-  c.offset_count = n;
+  break_columns(in, c, kOffsetsExtension, c.offsets, room);
+}
 
-  const auto kind =
-      static_cast<OffsetsBreak>(in.one_in(4, "offsets break?") ? 1 + in.below(kOffsetsBreaks - 1, "offsets break") : 0);
-  switch (kind) {
-    case kNoOffsetsBreak:
-    case kOffsetsBreaks: break;
-    case kOffsetsWithoutBit:
-      c.extensions &= ~uint32_t{ODML_EXTENSION_COORDINATE_OFFSETS};
-      if (in.below(2, "offsets without bit")) {  // a count of 0 and an array: not plainly offsets
-        c.offset_count = 0;
-        c.may_fail(kCreate, "an offsets array of count 0 without the bit");
-      } else {
-        c.must_fail(kCreate, "coordinate offsets without the bit");
-      }
-      break;
-    case kBitWithoutOffsets:
-      c.offset_count = 0;
-      c.null_offsets = in.below(2, "null too");
-      c.must_fail(kCreate, "the bit with a count of 0");
-      break;
-    case kNullOffsets:
-      c.null_offsets = true;
-      c.must_fail(kCreate, "null offsets with a count of N");
-      break;
-    case kOffsetCount: {
-      // The array holds as many as the count says, but for a count past any rank, which must be
-      // refused before the array is read.
-      const uint32_t counts[] = {n - 1, n + 1, 9, 9 + in.below(1u << 31)};
-      c.offset_count = counts[in.below(std::size(counts), "offset count")];
-      if (c.offset_count <= 9) c.offsets.resize(std::max(c.offset_count, n));
-      c.must_fail(kCreate, std::to_string(c.offset_count) + " offsets for " + std::to_string(n) + " columns");
-      break;
+// ODML_EXTENSION_FILL_ROWS: a fill value a column, the bits of one coordinate: small, around
+// 2^32 (2^32 - 2 to 2^32 + 1), -1, a power of two, any. UINT32 coordinates hold 32 bits, so for
+// them -1, the powers and the any are 32-bit ones, and only the values just past 2^32 - 1 (and the
+// break kValuePastType) are past the type; 64-bit coordinates take every pattern.
+void choose_fill(Choices& in, Case& c) {
+  const std::optional<uint32_t> n = ask_for_columns(in, c, kFillExtension);
+  if (!n) return;
+  const bool narrow = coordinates_type(c) == DML_TENSOR_DATA_TYPE_UINT32;
+  for (uint32_t j = 0; j < *n; ++j) {
+    uint64_t fill = 0;
+    switch (in.below(5, "fill kind")) {
+      case 0: fill = in.below(1000, "fill"); break;
+      case 1: fill = uint64_t{std::numeric_limits<uint32_t>::max()} - 1 + in.below(4, "fill step"); break;
+      case 2: fill = narrow ? std::numeric_limits<uint32_t>::max() : std::numeric_limits<uint64_t>::max(); break;
+      case 3: fill = uint64_t{1} << in.below(narrow ? 32 : 64, "fill bit"); break;
+      default: fill = narrow ? in.u32("fill bits") : in.u64("fill bits"); break;
     }
-    case kOffsetPastType: {
-      const uint32_t j = in.below(n, "offset past type");
-      if (n == 0 || room[j] == std::numeric_limits<uint64_t>::max()) break;  // no uint64 is past it
-      c.offsets[j] = room[j] + 1 + in.below(std::min<uint64_t>(~room[j], uint64_t{1} << 32));
-      break;
-    }
+    c.fill.values.push_back(fill);
   }
-  if (!(c.extensions & ODML_EXTENSION_COORDINATE_OFFSETS)) return;
-  if (!nonzero)
-    c.must_fail(kCreate, "coordinate offsets on " + std::string(c.type == DML_OPERATOR_JOIN ? "JOIN" : "SPLIT"));
-  for (size_t j = 0; j < std::min<size_t>(n, c.offsets.size()); ++j)
-    if (c.offsets[j] > room[j]) c.must_fail(kCreate, "offset " + std::to_string(j) + " past the coordinates' type");
+  // Fill values take any bits of the coordinates' width; INT64's -1 is 2^64 - 1 (contract section 7).
+  const uint64_t room = narrow ? std::numeric_limits<uint32_t>::max() : std::numeric_limits<uint64_t>::max();
+  break_columns(in, c, kFillExtension, c.fill, std::vector<uint64_t>(*n, room));
 }
 
 // The entry point (Case::Entry); with offsets, or options broken, always with options.
 void choose_entry(Choices& in, Case& c) {
   c.entry = static_cast<Case::Entry>(in.below(3, "entry"));
-  if (c.offset_count != 0 || !c.offsets.empty() || c.null_offsets) c.entry = Case::Entry::kWithOptions;
+  if (c.offsets.given() || c.fill.given()) c.entry = Case::Entry::kWithOptions;
   if (c.entry == Case::Entry::kNullOptions && c.extensions != ODML_EXTENSION_NONE) c.entry = Case::Entry::kCreateEx;
 }
 
@@ -526,8 +596,7 @@ odml_status create(const Case& c, const OpDesc& desc, odml_operator* op) {
                  : odml_operator_create_ex(device, &desc.get(), c.level, c.extensions, op);
     case Case::Entry::kNullOptions: return odml_operator_create_with_options(device, &desc.get(), c.level, nullptr, op);
     default: {
-      const odml_operator_options options{c.extensions, c.offset_count, c.null_offsets ? nullptr : c.offsets.data(), 0,
-                                          nullptr};
+      const odml_operator_options options{c.extensions, c.offsets.count, c.offsets.data(), c.fill.count, c.fill.data()};
       return odml_operator_create_with_options(device, &desc.get(), c.level, &options, op);
     }
   }
@@ -573,14 +642,18 @@ RawResult break_raw(Choices& in, Case& c, OpDesc& desc) {
       c.must_fail(kCreate, name + ": TotalTensorSizeInBytes below the required size");
       break;
     }
-    case kHugeTotal:
+    case kHugeTotal: {
       b.TotalTensorSizeInBytes = in.below(4) ? ~uint64_t{0} - in.below(1u << 20) : uint64_t{1} << (40 + in.below(24));
       r.huge_total_tensor = i;
       r.huge_total = b.TotalTensorSizeInBytes;
+      // With 64-bit indices a tensor may need more than 2^40 bytes (a stride of 2^32 - 1).
+      if (b.TotalTensorSizeInBytes < DMLCalcBufferTensorSize(b.DataType, b.DimensionCount, b.Sizes, b.Strides))
+        c.must_fail(kCreate, name + ": a huge TotalTensorSizeInBytes still below the required size");
       // An OWNED_BY_DML input's copy needs that much persistent region: compile may refuse it.
       if (c.is_input(i) && (c.tensors[i].flags & DML_TENSOR_FLAG_OWNED_BY_DML))
         c.may_fail(kCreate, name + ": an OWNED_BY_DML input's TotalTensorSizeInBytes near 2^64");
       break;
+    }
     case kBadDataType: {
       const int64_t values[] = {0, 14, 15, 255, -1, static_cast<int64_t>(in.u32())};
       const int64_t v = values[in.below(std::size(values))];
@@ -900,10 +973,13 @@ struct Run {
           expect(elements_equal(out_specs[k], outs[k].second, expected[k], "OutputTensors[" + std::to_string(k) + "]"));
         break;
       }
-      default:
-        expect(nonzero_equal(read_nonzero(*outs[0].first, outs[0].second, *outs[1].first, outs[1].second),
-                             nonzero_oracle(in_specs[0], in_bytes[0], c.n, c.applied_offsets())));
+      default: {
+        const NonzeroResult expected = nonzero_oracle(in_specs[0], in_bytes[0], c.n, c.applied_offsets());
+        expect(nonzero_equal(read_nonzero(*outs[0].first, outs[0].second, *outs[1].first, outs[1].second), expected));
+        // ODML_EXTENSION_FILL_ROWS: every row from the count on holds the fill, offsets not added.
+        if (c.fills_rows()) expect(rows_filled(*outs[1].first, outs[1].second, expected.count, c.fill.values));
         break;
+      }
     }
   }
 };
@@ -938,6 +1014,7 @@ void run_case(Choices& in, std::string* summary = nullptr) {
   choose_level(in, c);
   break_spec(in, c);
   choose_offsets(in, c);
+  choose_fill(in, c);
   choose_entry(in, c);
   OpDesc desc = build(c);
   const RawResult raw = break_raw(in, c, desc);
@@ -1178,17 +1255,25 @@ std::vector<Seed> seeds() {
       {"regression-persistent-size-wraps", {{"op", 0}, {"rank", 1}, {"axis", 1}, {"pieces", 1}, {"length", 1},
                                             {"length", 2}, {"size", 2}, {"owned", kYes}, {"raw break?", kYes},
                                             {"raw break", kHugeTotal - 1}, {"raw break tensor", 0}}},
+      // NONZERO's {36, 2} UINT64 coordinates with a stride of 2^32 - 1 need 1.2e12 bytes: a "huge"
+      // TotalTensorSizeInBytes of 2^40 is still too small.
+      {"regression-huge-total-below-64bit-extent", {{"op", 2}, {"extensions", 5}, {"rank", 1}, {"size", 5},
+                                                     {"size", 5}, {"coordinates type", 5}, {"strides", 0},
+                                                     {"strides", 0}, {"strides", 4}, {"raw break?", kYes},
+                                                     {"raw break", kHugeTotal - 1}, {"raw break tensor", 2}}},
       {"join-unknown-extension", {{"op", 0}, {"extensions", 7}, {"rank", 1}, {"axis", 1}, {"size", 2}}},
   };
   // clang-format on
-  // Contract section 7, coordinate offsets: NONZERO of {3, 4} with offsets {100, 3}, then each
-  // offset kind, at, around and past each coordinates type's limit (step 2 is the limit itself).
-  const A offsets = {{"op", 2}, {"rank", 1}, {"size", 2}, {"size", 3}, {"offsets?", kYes}};
-  const auto with_offsets = [&](A extra) {
-    A a = offsets;
+  // Contract section 7, the extensions of column values: NONZERO of {3, 4} asking for one of them.
+  const auto nonzero_with = [](const ColumnExtension& e, A extra) {
+    A a = {{"op", 2}, {"rank", 1}, {"size", 2}, {"size", 3}, {std::string(e.name) + "?", kYes}};
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   };
+  const auto with_offsets = [&](A extra) { return nonzero_with(kOffsetsExtension, std::move(extra)); };
+  const auto with_fill = [&](A extra) { return nonzero_with(kFillExtension, std::move(extra)); };
+  // Coordinate offsets {100, 3}, then each offset kind, at, around and past each coordinates type's
+  // limit (step 2 is the limit itself).
   const A int64 = {{"extensions", 5}, {"coordinates type", 4}}, uint64 = {{"extensions", 5}, {"coordinates type", 5}};
   const auto both = [](const char* what, uint64_t v) { return A{{what, v}, {what, v}}; };
   const auto kind = [&](uint64_t k, uint64_t step, A extra = {}) {
@@ -1207,23 +1292,68 @@ std::vector<Seed> seeds() {
   s.push_back({"nonzero-offsets-uint64-wraps", with_offsets(kind(1, 4, uint64))});
   s.push_back({"nonzero-offsets-uint32-sum-wraps", with_offsets(A{{"offset kind", 4}, {"offset", kYes}})});
   s.push_back({"nonzero-offsets-bit-63", with_offsets(A{{"offset kind", 3}, {"offset bit", 63}})});
-  A rank_8 = {{"op", 2}, {"rank", 7}};  // {2,2,2,2,2,2,2,3} with offsets 1 to 8
+  A rank_8 = {{"op", 2}, {"rank", 7}};  // {2,2,2,2,2,2,2,3} with offsets 1 to 8, fill values 9 to 2
   for (uint64_t d = 0; d < 8; ++d) rank_8.push_back({"size", d < 7 ? 1 : 2});
-  rank_8.push_back({"offsets?", kYes});
-  for (uint64_t j = 1; j <= 8; ++j) rank_8.push_back({"offset", j});
-  s.push_back({"nonzero-offsets-rank-8", rank_8});
+  A offsets_rank_8 = rank_8, fill_rank_8 = rank_8;
+  offsets_rank_8.push_back({"offsets?", kYes});
+  fill_rank_8.push_back({"fill?", kYes});
+  for (uint64_t j = 1; j <= 8; ++j) {
+    offsets_rank_8.push_back({"offset", j});
+    fill_rank_8.push_back({"fill", 10 - j});
+  }
+  s.push_back({"nonzero-offsets-rank-8", offsets_rank_8});
   // *.LargeEnoughForEveryThread with UINT64 coordinates past 2^32.
   const A large = {{"op", 2},     {"extensions", 5},       {"rank", 1},       {"large", kYes}, {"size", 511},
                    {"size", 511}, {"coordinates type", 5}, {"offsets?", kYes}};
   s.push_back({"nonzero-offsets-large", kind(2, 4, large)});
-  for (uint64_t k = 0; k + 1 < kOffsetsBreaks; ++k)
-    s.push_back({"nonzero-offsets-break-" + std::to_string(k + 1),
-                 with_offsets({{"offsets break?", kYes}, {"offsets break", k}})});
-  s.push_back({"nonzero-offsets-array-without-bit",
-               with_offsets(
-                   {{"offsets break?", kYes}, {"offsets break", kOffsetsWithoutBit - 1}, {"offsets without bit", 1}})});
-  s.push_back({"join-offsets", {{"op", 0}, {"rank", 1}, {"axis", 1}, {"size", 2}, {"offsets?", kYes}}});
-  s.push_back({"split-offsets", {{"op", 1}, {"rank", 1}, {"size", 2}, {"offsets?", kYes}, {"offset columns", 1}}});
+  // Fill values {7, 2^32 - 1} (DeviceExtension.NonzeroFillRows), then each fill kind around each
+  // coordinates type's limit (step 1 is 2^32 - 1, step 2 is 2^32), on every row (density 0), on
+  // none (density 1), on padded coordinates, beside offsets, at rank 8 and large.
+  const auto fill_kinds = [&](uint64_t k, A extra, const A& type = {}) {
+    A a = both("fill kind", k);
+    a.insert(a.end(), extra.begin(), extra.end());
+    a.insert(a.end(), type.begin(), type.end());
+    return with_fill(a);
+  };
+  const A two_steps = {{"fill step", 1}, {"fill step", 2}};
+  s.push_back({"nonzero-fill", with_fill({{"fill kind", 0}, {"fill", 7}, {"fill kind", 1}, {"fill step", 1}})});
+  s.push_back({"nonzero-fill-uint32-max", fill_kinds(1, both("fill step", 1))});
+  s.push_back({"nonzero-fill-uint32-past-max", fill_kinds(1, two_steps)});
+  s.push_back({"nonzero-fill-int64-around-2e32", fill_kinds(1, two_steps, int64)});
+  s.push_back({"nonzero-fill-uint64-around-2e32", fill_kinds(1, two_steps, uint64)});
+  s.push_back({"nonzero-fill-uint32-minus-1", fill_kinds(2, {})});
+  s.push_back({"nonzero-fill-int64-minus-1", fill_kinds(2, {}, int64)});
+  s.push_back({"nonzero-fill-uint32-bit-31", fill_kinds(3, both("fill bit", 31))});
+  s.push_back({"nonzero-fill-uint64-bit-63", fill_kinds(3, both("fill bit", 63), uint64)});
+  s.push_back({"nonzero-fill-int64-any",
+               fill_kinds(4, {{"fill bits", 0x0123456789ABCDEF}, {"fill bits", 0xFEDCBA9876543210}}, int64)});
+  s.push_back({"nonzero-fill-every-row", with_fill({{"fill", 5}, {"fill", 6}, {"density", 1}})});
+  s.push_back({"nonzero-fill-no-row", with_fill({{"fill", 5}, {"fill", 6}, {"density", 2}})});
+  s.push_back(
+      {"nonzero-fill-padded-coordinates",
+       with_fill({{"fill", 5}, {"fill", 6}, {"strides", 0}, {"strides", 0}, {"strides", 1}, {"layout seed", 7}})});
+  s.push_back({"nonzero-fill-offsets",
+               with_offsets({{"offset", 100}, {"offset", 3}, {"fill?", kYes}, {"fill", 5}, {"fill", 6}})});
+  s.push_back({"nonzero-fill-rank-8", fill_rank_8});
+  // Large, UINT64 coordinates, 3% non-zero: fill {2^32 + 1, 2^32 + 1} on most rows.
+  A fill_large = large;
+  fill_large.back() = {"fill?", kYes};
+  for (const auto& answer : both("fill kind", 1)) fill_large.push_back(answer);
+  for (const auto& answer : both("fill step", 3)) fill_large.push_back(answer);
+  fill_large.push_back({"density", 3});
+  s.push_back({"nonzero-fill-large", fill_large});
+  // Each rule of the values broken, and JOIN and SPLIT asking for them: for each extension.
+  for (const ColumnExtension& e : {kOffsetsExtension, kFillExtension}) {
+    const std::string name = e.name;
+    for (uint64_t k = 0; k + 1 < kColumnsBreaks; ++k)
+      s.push_back({"nonzero-" + name + "-break-" + std::to_string(k + 1),
+                   nonzero_with(e, {{name + " break?", kYes}, {name + " break", k}})});
+    s.push_back({"nonzero-" + name + "-array-without-bit", nonzero_with(e, {{name + " break?", kYes},
+                                                                            {name + " break", kValuesWithoutBit - 1},
+                                                                            {name + " without bit", 1}})});
+    s.push_back({"join-" + name, {{"op", 0}, {"rank", 1}, {"axis", 1}, {"size", 2}, {name + "?", kYes}}});
+    s.push_back({"split-" + name, {{"op", 1}, {"rank", 1}, {"size", 2}, {name + "?", kYes}, {name + " columns", 1}}});
+  }
   // odml_operator_create_ex (odml_operator_create without extensions), and null options.
   for (uint64_t entry = 1; entry < 3; ++entry)
     s.push_back({"nonzero-entry-" + std::to_string(entry), {{"op", 2}, {"rank", 1}, {"size", 2}, {"entry", entry}}});
