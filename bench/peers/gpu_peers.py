@@ -578,8 +578,10 @@ def jax_device_times(env, peer, count):
     spans, outside = device_spans_us(trace, names)
     spans = [s for s in spans if s is not None]
     if not spans:
-        return [], {"trace_error": "the profiler's trace has no GPU events in the calls"
-                    + (f" ({outside} outside them)" if outside else "")}
+        wanted = set(names)
+        found = sum(1 for e in trace.get("traceEvents", []) if e.get("name") in wanted)
+        return [], {"trace_error": f"the profiler's trace has no GPU events in the calls ({found} of {count} "
+                    f"calls' annotations found, {outside} GPU events outside them)"}
     return spans, {"traced_calls": len(spans), "gpu_events_outside_calls": outside,
                    "trace_s": round(time.perf_counter() - started, 3)}
 
