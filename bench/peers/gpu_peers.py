@@ -598,8 +598,8 @@ def device_spans_us(trace, names):
     each call's results inside its annotation, so no call's GPU work starts before its annotation
     does or ends after it ends."""
     events = trace.get("traceEvents", [])
-    gpu = {e.get("pid") for e in events
-           if e.get("ph") == "M" and e.get("name") == "process_name" and "/device:GPU:" in str(e.get("args", {}).get("name"))}
+    gpu = {e.get("pid") for e in events if e.get("ph") == "M" and e.get("name") == "process_name"
+           and "/device:GPU:" in str(e.get("args", {}).get("name"))}
     index = {name: k for k, name in enumerate(names)}
     windows = []  # (start, end, k), sorted by start
     for e in events:
