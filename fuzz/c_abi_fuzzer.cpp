@@ -7,10 +7,12 @@
 // A case is JOIN or SPLIT of 1 to 300 pieces, or NONZERO_COORDINATES of any input type; its tensors
 // have every data type and rank 1 to 8, strides null, packed, padded, permuted, broadcast (0) or
 // arbitrary (overlapping, on an output), OWNED_BY_DML inputs, TotalTensorSizeInBytes and
-// GuaranteedBaseOffsetAlignment; it has a feature level and perhaps the 64-bit index extension
-// (odml_operator_create_ex: 64-bit NONZERO outputs, extents past 2^32); and it binds regions of chosen sizes and
-// alignments at initialize and execute, inputs sharing a region, unbound and extra regions. At most
-// one rule of the contract (docs/contract.md sections 2 to 5) is broken on purpose, and each
+// GuaranteedBaseOffsetAlignment; it has a feature level and perhaps extensions (contract section 7:
+// 64-bit indices, for 64-bit NONZERO outputs and extents past 2^32; coordinate offsets, N values of
+// any size up to and past what the coordinates' type holds), asked for through odml_operator_create,
+// odml_operator_create_ex or odml_operator_create_with_options; and it binds regions of chosen sizes
+// and alignments at initialize and execute, inputs sharing a region, unbound and extra regions. At
+// most one rule of the contract (docs/contract.md sections 2 to 5 and 7) is broken on purpose, and each
 // lifecycle step gets a verdict: it must succeed, it must fail, or, where the contract leaves the
 // outcome open (a lower feature level's support table, unknown flag bits), either.
 //
@@ -117,8 +119,27 @@ struct Case {
   uint32_t axis = 0;
   uint32_t n = 0;  // NONZERO's coordinates per row
   DML_FEATURE_LEVEL level = DML_FEATURE_LEVEL(0);
-  uint32_t extensions = ODML_EXTENSION_NONE;  // odml_operator_create_ex's (contract section 7)
+  uint32_t extensions = ODML_EXTENSION_NONE;  // odml_operator_options' (contract section 7)
   bool wide_indices() const { return extensions & ODML_EXTENSION_64BIT_INDICES; }
+  // odml_operator_options' coordinate offsets: the array (perhaps longer than the count says),
+  // the count, and whether the pointer is null instead.
+  std::vector<uint64_t> offsets;
+  uint32_t offset_count = 0;
+  bool null_offsets = false;
+  // How create is called: with options; odml_operator_create_ex (odml_operator_create without
+  // extensions); with null options where there is nothing to ask for.
+  enum class Entry { kWithOptions, kCreateEx, kNullOptions } entry = Entry::kWithOptions;
+  // What execute must add to column j: the offsets, when create took them.
+  std::vector<uint64_t> applied_offsets() const {
+    return extensions & ODML_EXTENSION_COORDINATE_OFFSETS ? offsets : std::vector<uint64_t>{};
+  }
+  std::string options_string() const {
+    std::string s = "extensions " + std::to_string(extensions);
+    if (offset_count != 0 || !offsets.empty())
+      s +=
+          ", " + std::to_string(offset_count) + " coordinate offsets " + (null_offsets ? "(null)" : to_string(offsets));
+    return s;
+  }
   Verdict verdict[kSteps] = {Verdict::kSucceed, Verdict::kSucceed, Verdict::kSucceed};
   std::string notes;  // the rules broken on purpose
 
@@ -399,6 +420,119 @@ void break_spec(Choices& in, Case& c) {
   }
 }
 
+// ODML_EXTENSION_COORDINATE_OFFSETS (contract section 7), chosen after break_spec so that the
+// verdicts see the final tensors: one NONZERO case in 2 asks for it, with an offset a column of
+// every size (small, at and around the coordinates' type's limit or 2^32, any), and one in 4 of
+// those breaks a rule of the options; JOIN and SPLIT ask for it once in 16, which must fail.
+enum OffsetsBreak {
+  kNoOffsetsBreak,
+  kOffsetsWithoutBit,
+  kBitWithoutOffsets,
+  kNullOffsets,
+  kOffsetCount,
+  kOffsetPastType,
+  kOffsetsBreaks
+};
+
+void choose_offsets(Choices& in, Case& c) {
+  const bool nonzero = c.type == DML_OPERATOR_NONZERO_COORDINATES;
+  if (!in.one_in(nonzero ? 2 : 16, "offsets?")) return;
+  c.extensions |= ODML_EXTENSION_COORDINATE_OFFSETS;
+  // N, the coordinates' last size (at most 9: a larger one, from break_spec, fails anyway); column
+  // j holds the input's dimension rank - N + j, whose largest coordinate plus the offset must fit
+  // the coordinates' type.
+  const Shape& input = c.tensors[0].sizes;
+  const uint32_t n = nonzero ? std::min(c.tensors[2].sizes.back(), 9u) : 1 + in.below(8, "offset columns");
+  const DML_TENSOR_DATA_TYPE type = nonzero ? c.tensors[2].type : DML_TENSOR_DATA_TYPE_UINT32;
+  const uint64_t limit = type == DML_TENSOR_DATA_TYPE_UINT32  ? std::numeric_limits<uint32_t>::max()
+                         : type == DML_TENSOR_DATA_TYPE_INT64 ? std::numeric_limits<int64_t>::max()
+                                                              : std::numeric_limits<uint64_t>::max();
+  std::vector<uint64_t> room(n);  // the largest offset column j takes
+  for (uint32_t j = 0; j < n; ++j) {
+    const uint32_t d = static_cast<uint32_t>(input.size()) - n + j;
+    room[j] = limit - (nonzero && n <= input.size() && input[d] > 0 ? input[d] - 1 : 0);
+    const auto near = [&](uint64_t v) { return v + in.below(5, "offset step") - 2; };  // wraps as uint64
+    uint64_t offset = 0;
+    switch (in.below(5, "offset kind")) {
+      case 0: offset = in.below(1000, "offset"); break;
+      case 1: offset = near(room[j]); break;
+      case 2: offset = near(room[j] - (limit - std::numeric_limits<uint32_t>::max())); break;  // around 2^32
+      case 3: offset = uint64_t{1} << in.below(64, "offset bit"); break;
+      default: offset = in.u64("offset"); break;
+    }
+    c.offsets.push_back(offset);
+  }
+  c.offset_count = n;
+
+  const auto kind =
+      static_cast<OffsetsBreak>(in.one_in(4, "offsets break?") ? 1 + in.below(kOffsetsBreaks - 1, "offsets break") : 0);
+  switch (kind) {
+    case kNoOffsetsBreak:
+    case kOffsetsBreaks: break;
+    case kOffsetsWithoutBit:
+      c.extensions &= ~uint32_t{ODML_EXTENSION_COORDINATE_OFFSETS};
+      if (in.below(2, "offsets without bit")) {  // a count of 0 and an array: not plainly offsets
+        c.offset_count = 0;
+        c.may_fail(kCreate, "an offsets array of count 0 without the bit");
+      } else {
+        c.must_fail(kCreate, "coordinate offsets without the bit");
+      }
+      break;
+    case kBitWithoutOffsets:
+      c.offset_count = 0;
+      c.null_offsets = in.below(2, "null too");
+      c.must_fail(kCreate, "the bit with a count of 0");
+      break;
+    case kNullOffsets:
+      c.null_offsets = true;
+      c.must_fail(kCreate, "null offsets with a count of N");
+      break;
+    case kOffsetCount: {
+      // The array holds as many as the count says, but for a count past any rank, which must be
+      // refused before the array is read.
+      const uint32_t counts[] = {n - 1, n + 1, 9, 9 + in.below(1u << 31)};
+      c.offset_count = counts[in.below(std::size(counts), "offset count")];
+      if (c.offset_count <= 9) c.offsets.resize(std::max(c.offset_count, n));
+      c.must_fail(kCreate, std::to_string(c.offset_count) + " offsets for " + std::to_string(n) + " columns");
+      break;
+    }
+    case kOffsetPastType: {
+      const uint32_t j = in.below(n, "offset past type");
+      if (n == 0 || room[j] == std::numeric_limits<uint64_t>::max()) break;  // no uint64 is past it
+      c.offsets[j] = room[j] + 1 + in.below(std::min<uint64_t>(~room[j], uint64_t{1} << 32));
+      break;
+    }
+  }
+  if (!(c.extensions & ODML_EXTENSION_COORDINATE_OFFSETS)) return;
+  if (!nonzero)
+    c.must_fail(kCreate, "coordinate offsets on " + std::string(c.type == DML_OPERATOR_JOIN ? "JOIN" : "SPLIT"));
+  for (size_t j = 0; j < std::min<size_t>(n, c.offsets.size()); ++j)
+    if (c.offsets[j] > room[j]) c.must_fail(kCreate, "offset " + std::to_string(j) + " past the coordinates' type");
+}
+
+// The entry point (Case::Entry); with offsets, or options broken, always with options.
+void choose_entry(Choices& in, Case& c) {
+  c.entry = static_cast<Case::Entry>(in.below(3, "entry"));
+  if (c.offset_count != 0 || !c.offsets.empty() || c.null_offsets) c.entry = Case::Entry::kWithOptions;
+  if (c.entry == Case::Entry::kNullOptions && c.extensions != ODML_EXTENSION_NONE) c.entry = Case::Entry::kCreateEx;
+}
+
+odml_status create(const Case& c, const OpDesc& desc, odml_operator* op) {
+  const odml_device device = cpu().get();
+  switch (c.entry) {
+    case Case::Entry::kCreateEx:
+      return c.extensions == ODML_EXTENSION_NONE
+                 ? odml_operator_create(device, &desc.get(), c.level, op)
+                 : odml_operator_create_ex(device, &desc.get(), c.level, c.extensions, op);
+    case Case::Entry::kNullOptions: return odml_operator_create_with_options(device, &desc.get(), c.level, nullptr, op);
+    default: {
+      const odml_operator_options options{c.extensions, c.offset_count, c.null_offsets ? nullptr : c.offsets.data(), 0,
+                                          nullptr};
+      return odml_operator_create_with_options(device, &desc.get(), c.level, &options, op);
+    }
+  }
+}
+
 // Rules broken in the raw structs, after the descriptor is built. kHugeTotal keeps the descriptor
 // valid but no region can be that large, so binding the tensor must fail.
 enum RawBreak {
@@ -566,8 +700,8 @@ struct Run {
   double density = 0.5;
 
   [[noreturn]] void fail(const std::string& what) const {
-    std::fprintf(stderr, "\nc_abi_fuzzer: %s\n  case: %s, feature level 0x%x, extensions %u%s\n", what.c_str(),
-                 desc.to_string().c_str(), static_cast<unsigned>(c.level), c.extensions, c.notes.c_str());
+    std::fprintf(stderr, "\nc_abi_fuzzer: %s\n  case: %s, feature level 0x%x, %s%s\n", what.c_str(),
+                 desc.to_string().c_str(), static_cast<unsigned>(c.level), c.options_string().c_str(), c.notes.c_str());
     std::abort();
   }
   void expect(const ::testing::AssertionResult& r) const {
@@ -768,7 +902,7 @@ struct Run {
       }
       default:
         expect(nonzero_equal(read_nonzero(*outs[0].first, outs[0].second, *outs[1].first, outs[1].second),
-                             nonzero_oracle(in_specs[0], in_bytes[0], c.n)));
+                             nonzero_oracle(in_specs[0], in_bytes[0], c.n, c.applied_offsets())));
         break;
     }
   }
@@ -793,7 +927,7 @@ void run_case(Choices& in, std::string* summary = nullptr) {
   const uint32_t extensions = in.below(8, "extensions");
   if (extensions >= 5) c.extensions = ODML_EXTENSION_64BIT_INDICES;
   if (extensions == 7) {
-    c.extensions |= 4u << in.below(30);  // past ODML_EXTENSIONS_ALL (3)
+    c.extensions |= 8u << in.below(29);  // past ODML_EXTENSIONS_ALL (7)
     c.must_fail(kCreate, "unknown extension bits");
   }
   if (c.type == DML_OPERATOR_NONZERO_COORDINATES) {
@@ -803,18 +937,18 @@ void run_case(Choices& in, std::string* summary = nullptr) {
   }
   choose_level(in, c);
   break_spec(in, c);
+  choose_offsets(in, c);
+  choose_entry(in, c);
   OpDesc desc = build(c);
   const RawResult raw = break_raw(in, c, desc);
   Run run(c, desc, in, in.u64("data seed"));
   run.density = std::vector<double>{0.5, 0.0, 1.0, 0.03, 0.97}[in.below(5, "density")];
   if (summary)
-    *summary = desc.to_string() + ", feature level " + std::to_string(c.level) + ", extensions " +
-               std::to_string(c.extensions) + c.notes;
+    *summary = desc.to_string() + ", feature level " + std::to_string(c.level) + ", " + c.options_string() +
+               ", entry " + std::to_string(static_cast<int>(c.entry)) + c.notes;
 
   odml_operator op_raw = nullptr;
-  odml_status status = c.extensions == ODML_EXTENSION_NONE
-                           ? odml_operator_create(cpu().get(), &desc.get(), c.level, &op_raw)
-                           : odml_operator_create_ex(cpu().get(), &desc.get(), c.level, c.extensions, &op_raw);
+  odml_status status = create(c, desc, &op_raw);
   OperatorHandle op(op_raw, odml_operator_destroy);
   if (!run.judge(kCreate, status, true)) {
     if (op) run.fail("a failed create returned a handle");
@@ -1047,6 +1181,54 @@ std::vector<Seed> seeds() {
       {"join-unknown-extension", {{"op", 0}, {"extensions", 7}, {"rank", 1}, {"axis", 1}, {"size", 2}}},
   };
   // clang-format on
+  // Contract section 7, coordinate offsets: NONZERO of {3, 4} with offsets {100, 3}, then each
+  // offset kind, at, around and past each coordinates type's limit (step 2 is the limit itself).
+  const A offsets = {{"op", 2}, {"rank", 1}, {"size", 2}, {"size", 3}, {"offsets?", kYes}};
+  const auto with_offsets = [&](A extra) {
+    A a = offsets;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  const A int64 = {{"extensions", 5}, {"coordinates type", 4}}, uint64 = {{"extensions", 5}, {"coordinates type", 5}};
+  const auto both = [](const char* what, uint64_t v) { return A{{what, v}, {what, v}}; };
+  const auto kind = [&](uint64_t k, uint64_t step, A extra = {}) {
+    A a = both("offset kind", k);
+    for (const auto& answer : both("offset step", step)) a.push_back(answer);
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  s.push_back({"nonzero-offsets", with_offsets({{"offset", 100}, {"offset", 3}})});
+  s.push_back({"nonzero-offsets-uint32-limit", with_offsets(kind(1, 2))});
+  s.push_back({"nonzero-offsets-uint32-past-limit", with_offsets(kind(1, 3))});
+  s.push_back({"nonzero-offsets-int64-past-2e32", with_offsets(kind(2, 4, int64))});
+  s.push_back({"nonzero-offsets-int64-limit", with_offsets(kind(1, 2, int64))});
+  s.push_back({"nonzero-offsets-int64-past-limit", with_offsets(kind(1, 4, int64))});
+  s.push_back({"nonzero-offsets-uint64-limit", with_offsets(kind(1, 2, uint64))});
+  s.push_back({"nonzero-offsets-uint64-wraps", with_offsets(kind(1, 4, uint64))});
+  s.push_back({"nonzero-offsets-uint32-sum-wraps", with_offsets(A{{"offset kind", 4}, {"offset", kYes}})});
+  s.push_back({"nonzero-offsets-bit-63", with_offsets(A{{"offset kind", 3}, {"offset bit", 63}})});
+  A rank_8 = {{"op", 2}, {"rank", 7}};  // {2,2,2,2,2,2,2,3} with offsets 1 to 8
+  for (uint64_t d = 0; d < 8; ++d) rank_8.push_back({"size", d < 7 ? 1 : 2});
+  rank_8.push_back({"offsets?", kYes});
+  for (uint64_t j = 1; j <= 8; ++j) rank_8.push_back({"offset", j});
+  s.push_back({"nonzero-offsets-rank-8", rank_8});
+  // *.LargeEnoughForEveryThread with UINT64 coordinates past 2^32.
+  const A large = {{"op", 2},     {"extensions", 5},       {"rank", 1},       {"large", kYes}, {"size", 511},
+                   {"size", 511}, {"coordinates type", 5}, {"offsets?", kYes}};
+  s.push_back({"nonzero-offsets-large", kind(2, 4, large)});
+  for (uint64_t k = 0; k + 1 < kOffsetsBreaks; ++k)
+    s.push_back({"nonzero-offsets-break-" + std::to_string(k + 1),
+                 with_offsets({{"offsets break?", kYes}, {"offsets break", k}})});
+  s.push_back({"nonzero-offsets-array-without-bit",
+               with_offsets(
+                   {{"offsets break?", kYes}, {"offsets break", kOffsetsWithoutBit - 1}, {"offsets without bit", 1}})});
+  s.push_back({"join-offsets", {{"op", 0}, {"rank", 1}, {"axis", 1}, {"size", 2}, {"offsets?", kYes}}});
+  s.push_back({"split-offsets", {{"op", 1}, {"rank", 1}, {"size", 2}, {"offsets?", kYes}, {"offset columns", 1}}});
+  // odml_operator_create_ex (odml_operator_create without extensions), and null options.
+  for (uint64_t entry = 1; entry < 3; ++entry)
+    s.push_back({"nonzero-entry-" + std::to_string(entry), {{"op", 2}, {"rank", 1}, {"size", 2}, {"entry", entry}}});
+  s.push_back({"nonzero-64bit-entry-1",
+               {{"op", 2}, {"extensions", 5}, {"rank", 1}, {"size", 2}, {"count type", 4}, {"entry", 1}}});
   // Every data type, every rank, every layout, each option, each feature level: for each operator.
   for (uint64_t op = 0; op < 3; ++op) {
     const std::string name = op == 0 ? "join" : op == 1 ? "split" : "nonzero";

@@ -92,8 +92,8 @@ TEST(CApi, EnumNames) {
 TEST(CApi, ExtensionBitsMustBeKnown) {
   const OpDesc desc = sample_join();
   odml_operator op = nullptr;
-  EXPECT_TRUE(status_is(odml_operator_create_ex(cpu_device().get(), &desc.get(), DML_FEATURE_LEVEL(0), 0x6, &op),
-                        kInvalid, {"extensions 0x6", "not odml_extension values"}));
+  EXPECT_TRUE(status_is(odml_operator_create_ex(cpu_device().get(), &desc.get(), DML_FEATURE_LEVEL(0), 0xA, &op),
+                        kInvalid, {"extensions 0xa", "not odml_extension values"}));
   EXPECT_EQ(op, nullptr);
   ASSERT_TRUE(status_is(
       odml_operator_create_ex(cpu_device().get(), &desc.get(), DML_FEATURE_LEVEL(0), ODML_EXTENSION_64BIT_INDICES, &op),
@@ -101,14 +101,14 @@ TEST(CApi, ExtensionBitsMustBeKnown) {
   odml_operator_destroy(op);
   // Every bit at once, on the one operator that takes them all (coordinate offsets need values).
   const OpDesc nonzero = sample_nonzero();
-  const uint64_t offsets[] = {1, 2};
-  const odml_operator_options all{ODML_EXTENSIONS_ALL, 2, offsets};
+  const uint64_t offsets[] = {1, 2}, fill[] = {3, 4};
+  const odml_operator_options all{ODML_EXTENSIONS_ALL, 2, offsets, 2, fill};
   op = nullptr;
   ASSERT_TRUE(
       status_is(odml_operator_create_with_options(cpu_device().get(), &nonzero.get(), DML_FEATURE_LEVEL(0), &all, &op),
                 ODML_STATUS_SUCCESS));
   odml_operator_destroy(op);
-  const odml_operator_options unknown{0x8, 0, nullptr};
+  const odml_operator_options unknown{0x8, 0, nullptr, 0, nullptr};
   EXPECT_TRUE(status_is(
       odml_operator_create_with_options(cpu_device().get(), &nonzero.get(), DML_FEATURE_LEVEL(0), &unknown, &op),
       kInvalid, {"extensions 0x8"}));

@@ -37,7 +37,7 @@ TEST(DeviceNonzero, SpecExampleTwoDimensional) {
 
 // +0.0 and -0.0 are zero; NaN (either sign), denormals and infinities are not (no flushing).
 TEST(DeviceNonzero, FloatSignedZerosNanDenormals) {
-  const std::vector<Shape> rows = {{2}, {3}, {4}, {5}, {6}, {7}};
+  const std::vector<Coordinates> rows = {{2}, {3}, {4}, {5}, {6}, {7}};
   NonzeroTester()
       .type(DML_TENSOR_DATA_TYPE_FLOAT32)
       .sizes({8})

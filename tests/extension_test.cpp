@@ -18,6 +18,7 @@ constexpr uint32_t kWide = ODML_EXTENSION_64BIT_INDICES;
 constexpr auto kI64 = DML_TENSOR_DATA_TYPE_INT64;
 constexpr auto kU64 = DML_TENSOR_DATA_TYPE_UINT64;
 constexpr auto kU8 = DML_TENSOR_DATA_TYPE_UINT8;
+constexpr auto kU16 = DML_TENSOR_DATA_TYPE_UINT16;
 constexpr const char* kOp = "NONZERO_COORDINATES: ";
 
 OpDesc nonzero(DML_TENSOR_DATA_TYPE input_type, const Shape& input, DML_TENSOR_DATA_TYPE index_type,
@@ -110,16 +111,21 @@ TEST(DeviceExtension, ExtensionAloneChangesNoResult) {
 
 constexpr uint32_t kOffsets = ODML_EXTENSION_COORDINATE_OFFSETS;
 
-odml_status create_with_offsets(const OpDesc& d, uint32_t extensions, std::vector<uint64_t> offsets,
-                                std::string* message = nullptr) {
+// Creates and destroys an operator with options on the CPU; message receives the last error.
+odml_status create_with(const OpDesc& d, const odml_operator_options& options, std::string* message) {
   odml_operator op = nullptr;
-  const odml_operator_options options{extensions, static_cast<uint32_t>(offsets.size()),
-                                      offsets.empty() ? nullptr : offsets.data()};
   const odml_status status =
       odml_operator_create_with_options(cpu_device().get(), &d.get(), DML_FEATURE_LEVEL(0), &options, &op);
   if (message != nullptr) *message = odml_last_error_message();
   odml_operator_destroy(op);
   return status;
+}
+
+odml_status create_with_offsets(const OpDesc& d, uint32_t extensions, std::vector<uint64_t> offsets,
+                                std::string* message = nullptr) {
+  return create_with(
+      d, {extensions, static_cast<uint32_t>(offsets.size()), offsets.empty() ? nullptr : offsets.data(), 0, nullptr},
+      message);
 }
 
 TEST(Extension, CoordinateOffsetsAreCheckedAtCreation) {
@@ -129,8 +135,9 @@ TEST(Extension, CoordinateOffsetsAreCheckedAtCreation) {
   EXPECT_EQ(create_with_offsets(d, 0, {10, 20}, &message), kInvalid);
   EXPECT_NE(message.find("without ODML_EXTENSION_COORDINATE_OFFSETS"), std::string::npos) << message;
   EXPECT_EQ(create_with_offsets(d, kOffsets, {}, &message), kInvalid);
-  EXPECT_NE(message.find("needs an offset per coordinate column"), std::string::npos) << message;
-  EXPECT_TRUE(create_fails(d, kInvalid, {"needs an offset per coordinate column"}, DML_FEATURE_LEVEL(0), kOffsets));
+  EXPECT_NE(message.find("needs one coordinate offset per coordinate column"), std::string::npos) << message;
+  EXPECT_TRUE(
+      create_fails(d, kInvalid, {"needs one coordinate offset per coordinate column"}, DML_FEATURE_LEVEL(0), kOffsets));
   EXPECT_EQ(create_with_offsets(d, kOffsets, std::vector<uint64_t>(9, 0), &message), kInvalid);
   EXPECT_EQ(create_with_offsets(d, kOffsets, {1, 2, 3}, &message), kInvalid);
   EXPECT_NE(message.find("3 coordinate offsets were given for 2 coordinate columns"), std::string::npos) << message;
@@ -145,7 +152,7 @@ TEST(Extension, CoordinateOffsetsAreCheckedAtCreation) {
             ODML_STATUS_SUCCESS);
   // A null array with a count is refused, not read.
   odml_operator op = nullptr;
-  const odml_operator_options null_offsets{kOffsets, 2, nullptr};
+  const odml_operator_options null_offsets{kOffsets, 2, nullptr, 0, nullptr};
   EXPECT_EQ(odml_operator_create_with_options(cpu_device().get(), &d.get(), DML_FEATURE_LEVEL(0), &null_offsets, &op),
             kInvalid);
   // JOIN and SPLIT write no coordinates.
@@ -184,6 +191,75 @@ TEST(DeviceExtension, NonzeroCoordinateOffsetsPast32Bits) {
     if (values[i] != 0) want.insert(want.end(), {(int64_t{1} << 40) + i / 4, 7 + i % 4});
   rows.resize(want.size());
   EXPECT_EQ(rows, want);
+}
+
+// ---- Fill rows ----
+
+constexpr uint32_t kFill = ODML_EXTENSION_FILL_ROWS;
+
+odml_status create_with_fill(const OpDesc& d, uint32_t extensions, std::vector<uint64_t> fill,
+                             std::string* message = nullptr) {
+  return create_with(
+      d, {extensions, 0, nullptr, static_cast<uint32_t>(fill.size()), fill.empty() ? nullptr : fill.data()}, message);
+}
+
+TEST(Extension, FillValuesAreCheckedAtCreation) {
+  const OpDesc d = nonzero(kF32, {4, 6}, DML_TENSOR_DATA_TYPE_UINT32, {24, 2});
+  std::string message;
+  EXPECT_EQ(create_with_fill(d, kFill, {0xFFFFFFFFull, 0}), ODML_STATUS_SUCCESS);
+  EXPECT_EQ(create_with_fill(d, 0, {1, 2}, &message), kInvalid);
+  EXPECT_NE(message.find("fill values were given without ODML_EXTENSION_FILL_ROWS"), std::string::npos) << message;
+  EXPECT_EQ(create_with_fill(d, kFill, {}, &message), kInvalid);
+  EXPECT_NE(message.find("needs one fill value per coordinate column"), std::string::npos) << message;
+  EXPECT_EQ(create_with_fill(d, kFill, std::vector<uint64_t>(9, 0)), kInvalid);
+  EXPECT_EQ(create_with_fill(d, kFill, {1}, &message), kInvalid);
+  EXPECT_NE(message.find("1 fill values were given for 2 coordinate columns"), std::string::npos) << message;
+  // UINT32 coordinates hold 32 bits; 64-bit ones any pattern (-1 as INT64).
+  EXPECT_EQ(create_with_fill(d, kFill, {0, 0x100000000ull}, &message), kInvalid);
+  EXPECT_NE(message.find("fill value 1 is 4294967296, more than a UINT32 coordinate holds"), std::string::npos)
+      << message;
+  EXPECT_EQ(create_with_fill(nonzero(kF32, {4, 6}, kI64, {24, 2}), kFill | kWide, {UINT64_MAX, UINT64_MAX}),
+            ODML_STATUS_SUCCESS);
+  odml_operator op = nullptr;
+  const odml_operator_options null_fill{kFill, 0, nullptr, 2, nullptr};
+  EXPECT_EQ(odml_operator_create_with_options(cpu_device().get(), &d.get(), DML_FEATURE_LEVEL(0), &null_fill, &op),
+            kInvalid);
+  const OpDesc split = OpDesc::split(spec(kU8, {4, 3}), {spec(kU8, {2, 3}), spec(kU8, {2, 3})}, 0);
+  EXPECT_EQ(create_with_fill(split, kFill, {1}, &message), kInvalid);
+  EXPECT_NE(message.find("ODML_EXTENSION_FILL_ROWS applies to NONZERO_COORDINATES only"), std::string::npos) << message;
+}
+
+// Every row past the count holds the fill, on every layout the kernels specialise: densities from
+// none to all (no fill rows, all fill rows), vector rows (N = 2, 4, 8), column-major and padded
+// coordinates, strided and narrow inputs, 64-bit coordinates, offsets beside the fill, and inputs
+// spanning many tiles and blocks (each block fills its own share).
+TEST(DeviceExtension, NonzeroFillRows) {
+  for (double density : {0.0, 0.001, 0.5, 1.0}) {
+    NonzeroTester().sizes({5, 7}).density(density).fill_values({7, 0xFFFFFFFFull}).run();
+    NonzeroTester().type(kU8).sizes({300, 1001}).density(density).fill_values({1, 2}).run();
+  }
+  NonzeroTester().sizes({6000}).density(0.3).fill_values({0xFFFFFFFFull}).run();
+  NonzeroTester().sizes({2, 3, 4, 5}).density(0.4).fill_values({1, 2, 3, 4}).run();
+  NonzeroTester().sizes({2, 2, 2, 2, 2, 2, 2, 3}).density(0.4).fill_values({9, 8, 7, 6, 5, 4, 3, 2}).run();
+  NonzeroTester().sizes({3, 4}).coordinates_strides({1, 12}).fill_values({40, 50}).run();
+  NonzeroTester().sizes({3, 4}).coordinates_strides({5, 2}).density(0.2).fill_values({3, 4}).run();
+  NonzeroTester().sizes({64, 33}).strides({40, 1}).type(kU16).fill_values({5, 6}).run();
+  NonzeroTester().sizes({1, 1, 40, 60}).n(2).fill_values({11, 12}).run();
+  NonzeroTester().sizes({5, 7}).coordinate_offsets({100, 3}).fill_values({0, 0}).run();
+  NonzeroTester().extensions(kWide).index_type(kI64).sizes({300, 70}).fill_values({UINT64_MAX, 1ull << 40}).run();
+  NonzeroTester().extensions(kWide).index_type(kU64).sizes({1 << 20}).density(0.25).fill_values({123}).run();
+  NonzeroTester().sizes({1 << 22}).density(0.01).fill_values({0xFFFFFFFFull}).run();
+  // Dense rows go out as 16-byte vectors between scalar ends: every column count, both widths,
+  // and coordinates that start off a 16-byte boundary.
+  for (uint32_t n = 1; n <= 8; ++n) {
+    Shape sizes(n, 3);
+    sizes.back() = 700;
+    std::vector<uint64_t> fill(n);
+    for (uint32_t j = 0; j < n; ++j) fill[j] = 1000 + j;
+    NonzeroTester().sizes(sizes).density(0.3).fill_values(fill).run();
+    NonzeroTester().sizes(sizes).density(0.3).alignment(4).fill_values(fill).run();
+    NonzeroTester().extensions(kWide).index_type(kU64).sizes(sizes).density(0.7).alignment(8).fill_values(fill).run();
+  }
 }
 
 }  // namespace

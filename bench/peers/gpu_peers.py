@@ -749,10 +749,16 @@ def command_output(command):
         return f"unavailable: {e}"
 
 
+def opendml_commit():
+    """The commit measured: OPENDML_COMMIT when the caller gives it (run.sh does), since a copy of
+    the tree may carry a git history that is not its own (the device machine's copy reports the
+    session's first commit); else git's HEAD here."""
+    return os.environ.get("OPENDML_COMMIT") or command_output(
+        ["git", "-C", os.path.dirname(os.path.abspath(__file__)), "rev-parse", "--short", "HEAD"])
+
+
 def versions(env, modules):
-    v = {"opendml_device": env.odml.name if env.odml else None,
-         "opendml_commit": command_output(["git", "-C", os.path.dirname(os.path.abspath(__file__)), "rev-parse",
-                                           "--short", "HEAD"])}
+    v = {"opendml_device": env.odml.name if env.odml else None, "opendml_commit": opendml_commit()}
     torch = modules.get("torch")
     if torch is not None:
         v["torch"], v["torch_cuda"] = torch.__version__, torch.version.cuda

@@ -12,7 +12,9 @@
 # Environment: OUT, PYTHON (default python3), NVCC (default: nvcc on PATH, else
 # /usr/local/cuda/bin/nvcc), BUDGET_S (seconds after which no new case starts, default 240),
 # CPU_JSON (a cpu_peers.json to put on the page too), PEERS_ARGS (more gpu_peers.py options,
-# e.g. "--quick").
+# e.g. "--quick"), OPENDML_COMMIT (the commit measured, recorded in gpu_peers.json; default this
+# checkout's HEAD, with "+dirty" when git status lists changes; give it where the tree is a copy
+# whose git history is not its own).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-build/peers}
@@ -42,6 +44,12 @@ echo "built in $((SECONDS - start)) s"
 
 echo "== gpu_peers.py"
 export PYTHONUNBUFFERED=1
+if [ -z "${OPENDML_COMMIT:-}" ] && git rev-parse --git-dir >/dev/null 2>&1; then
+  OPENDML_COMMIT=$(git rev-parse HEAD)
+  [ -z "$(git status --porcelain)" ] || OPENDML_COMMIT+="+dirty"
+  export OPENDML_COMMIT
+fi
+echo "opendml commit: ${OPENDML_COMMIT:-unknown (no git here, none given)}"
 status=0
 # shellcheck disable=SC2086  # PEERS_ARGS is a list of options
 timeout 450 "$python" bench/peers/gpu_peers.py --lib "$build/opendml/src/libopendml.so" \

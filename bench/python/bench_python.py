@@ -79,19 +79,22 @@ class Timer:
         self.sync()
         return host
 
-    def host_best(self, fn, repeats=7):
-        """Wall-clock seconds per call, the best of several loops of calls back to back, with the
-        garbage collector off: the host's own cost, as free as can be of other work on the machine."""
-        n = self.iterations(fn)
-        best = math.inf
+    def host_best(self, methods, rounds=15):
+        """{name: wall-clock seconds per call}: for each method the best of `rounds` loops of calls
+        back to back, the methods' loops taken in turn within each round (so that the machine's
+        slower moments fall on all of them alike), with the garbage collector off: the host's own
+        cost, as free as can be of other work on the machine."""
+        n = {name: self.iterations(fn) for name, fn in methods.items()}
+        best = dict.fromkeys(methods, math.inf)
         gc.disable()
         try:
-            for _ in range(repeats):
-                self.sync()
-                t0 = time.perf_counter()
-                for _ in range(n):
-                    fn()
-                best = min(best, (time.perf_counter() - t0) / n)
+            for _ in range(rounds):
+                for name, fn in methods.items():
+                    self.sync()
+                    t0 = time.perf_counter()
+                    for _ in range(n[name]):
+                        fn()
+                    best[name] = min(best[name], (time.perf_counter() - t0) / n[name])
         finally:
             gc.enable()
         self.sync()
@@ -261,11 +264,12 @@ def host_overhead(args, timer):
     """Prints, and returns as rows, host microseconds per call next to torch's on small tensors."""
     rows = []
     header = f"{'case':<20} {'method':<22} {'host us':>9} {'host/torch':>10}"
-    print(f"\nhost overhead per call on small tensors (best of 7 loops, gc off; torch = the first method)")
+    print(f"\nhost overhead per call on small tensors (best of 15 rounds of loops, methods in turn, gc off; "
+          f"torch = the first method)")
     print(header)
     print("-" * len(header))
     for case, methods, reference in host_cases(args):
-        measured = {name: timer.host_best(fn) for name, fn in methods.items()}
+        measured = timer.host_best(methods)
         for name, host in measured.items():
             ratio = host / measured[reference]
             rows.append({"case": case, "method": name, "host_us": host * 1e6, "host_over_torch": ratio})

@@ -101,7 +101,11 @@ typedef enum odml_extension OPENDML_ENUM_BASE {
    * writes (the coordinates of a shard of a larger tensor in that tensor). The offsets come with
    * odml_operator_create_with_options. */
   ODML_EXTENSION_COORDINATE_OFFSETS = 2,
-  ODML_EXTENSIONS_ALL = 3
+  /* Fill rows: NONZERO_COORDINATES writes every row past the count, each coordinate j as fill value
+   * j (as torch.nonzero_static and jnp.argwhere(size=, fill_value=) do), in the same pass as the
+   * rows it finds. The values come with odml_operator_create_with_options. */
+  ODML_EXTENSION_FILL_ROWS = 4,
+  ODML_EXTENSIONS_ALL = 7
 } odml_extension;
 
 /* odml_operator_create with extensions: a bitwise OR of odml_extension values. */
@@ -114,6 +118,8 @@ typedef struct odml_operator_options {
   uint32_t extensions;                /* a bitwise OR of odml_extension values */
   uint32_t coordinate_offset_count;   /* with ODML_EXTENSION_COORDINATE_OFFSETS: N, else 0 */
   const uint64_t* coordinate_offsets; /* offset of coordinate column j; copied by the call */
+  uint32_t fill_value_count;          /* with ODML_EXTENSION_FILL_ROWS: N, else 0 */
+  const uint64_t* fill_values;        /* bits of coordinate j in rows past the count; copied */
 } odml_operator_options;
 
 /* odml_operator_create with options (null: none, as odml_operator_create). */

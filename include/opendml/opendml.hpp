@@ -254,8 +254,8 @@ class Operator {
       : Operator(device, desc.desc(), level, extensions) {}
   Operator(const Device& device, const DML_OPERATOR_DESC& desc, DML_FEATURE_LEVEL level = DML_FEATURE_LEVEL(0),
            uint32_t extensions = ODML_EXTENSION_NONE)
-      : Operator(device, desc, level, odml_operator_options{extensions, 0, nullptr}) {}
-  // options: extensions with the values they need (ODML_EXTENSION_COORDINATE_OFFSETS' offsets).
+      : Operator(device, desc, level, odml_operator_options{extensions, 0, nullptr, 0, nullptr}) {}
+  // options: extensions with the values they need (coordinate offsets, fill values).
   Operator(const Device& device, const OperatorDesc& desc, DML_FEATURE_LEVEL level,
            const odml_operator_options& options)
       : Operator(device, desc.desc(), level, options) {}

@@ -18,6 +18,7 @@ request that opendml cannot carry out raises ``opendml.UnsupportedError`` (a
 from ._opendml import (
     EXTENSION_64BIT_INDICES,
     EXTENSION_COORDINATE_OFFSETS,
+    EXTENSION_FILL_ROWS,
     BindingProperties,
     CompiledOperator,
     DataType,
@@ -48,6 +49,7 @@ __version__ = "0.1.0"
 __all__ = [
     "EXTENSION_64BIT_INDICES",
     "EXTENSION_COORDINATE_OFFSETS",
+    "EXTENSION_FILL_ROWS",
     "BindingProperties",
     "CompiledOperator",
     "DataType",

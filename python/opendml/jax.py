@@ -78,25 +78,16 @@ def _bits_type(op: str, dtype) -> int:
 
 
 def _lowering(target: str, platform: str):
-    """The FFI call of `target`, with the handlers' three attributes (python/src/jax_ffi.cpp).
-    nonzero's `fill`, one value a column (bits of the index type) or None, becomes the coordinates'
-    initial rows: an operand filled on the device and aliased to the coordinates result, whose rows
-    past the count NONZERO_COORDINATES leaves untouched (docs/decisions.md, "Results")."""
+    """The FFI call of `target`, with the handlers' four attributes (python/src/jax_ffi.cpp).
+    nonzero's `fill`, one value a column (bits of the index type) or None, goes to the kernel, which
+    writes the rows past the count in the same pass as the others (opendml's fill rows extension)."""
     rule = jax.ffi.ffi_lowering(target)
-    filled = jax.ffi.ffi_lowering(target, operand_output_aliases={1: 1})
 
     def lower(ctx, *args, dml_type, axis=1, batched=False, fill=None, **_):
         if target not in _TARGETS.get(platform, {}):
             raise opendml.UnsupportedError(f"opendml.jax: this build of opendml has no {platform} backend")
-        attributes = dict(dml_type=np.int64(dml_type), axis=np.int64(axis), batched=np.int64(batched))
-        if fill is None:
-            return rule(ctx, *args, **attributes)
-        from jax._src.interpreters import mlir as internal
-
-        coords = ctx.avals_out[1]
-        rows = internal.broadcast_in_dim(ctx, internal.ir_constant(np.asarray(fill, coords.dtype)), coords,
-                                         broadcast_dimensions=[coords.ndim - 1])
-        return filled(ctx.replace(avals_in=[*ctx.avals_in, coords]), *args, rows, **attributes)
+        bits = np.array([v & (2**64 - 1) for v in fill or ()], dtype=np.uint64).view(np.int64)  # two's complement
+        return rule(ctx, *args, dml_type=np.int64(dml_type), axis=np.int64(axis), batched=np.int64(batched), fill=bits)
 
     return lower
 
@@ -235,7 +226,7 @@ def _index_dtype(op: str, index_dtype) -> str:
 @functools.lru_cache(maxsize=256)
 def _check_nonzero(shape: tuple, dml_type: int, index: str) -> None:
     """The library's own validation of the operator the handler will compile (rank, sizes, types)."""
-    m, idx = math.prod(shape), _INDEX[index]
+    m, idx = math.prod(shape), _INDEX.get(index, _T.UINT32)  # int32: argwhere's, uint32's bits
     desc = opendml.NonzeroCoordinatesDesc(opendml.TensorDesc(_T(dml_type), list(shape)), opendml.TensorDesc(idx, [1]),
                                           opendml.TensorDesc(idx, [m, len(shape)]))
     wide = index != "uint32" or m > 0xFFFFFFFF
@@ -251,10 +242,17 @@ def nonzero(x, *, index_dtype=None, fill_value=None):
     op = "opendml.jax.nonzero"
     x = jnp.asarray(x)
     index = _index_dtype(op, index_dtype)
+    return _nonzero(op, x, index, fill_value)
+
+
+def _nonzero(op, x, index: str, fill_value):
+    """nonzero with results of type `index`: uint32, int64, uint64, or int32 (argwhere's, which the
+    handler writes as uint32 bits: coordinates of a JAX array are below 2^31)."""
     fill = None
     if fill_value is not None and x.ndim:  # one value a column, as the index type's bits (-1: 0xFFFFFFFF)
         row = np.broadcast_to(np.asarray(fill_value), (x.ndim,))
-        fill = tuple(int(v) for v in row.astype(np.int64).astype(index))
+        typed = row.astype(np.int64).astype(index)
+        fill = tuple(int(v) for v in (typed.view(np.uint32) if index == "int32" else typed))
     if x.dtype not in _NONZERO:
         raise opendml.UnsupportedError(f"{op}: x is {x.dtype}; NONZERO_COORDINATES tests {', '.join(sorted(str(d) for d in _NONZERO))}")
     if x.ndim == 0:  # DirectML tensors have a dimension: one row of no coordinates, as NumPy's argwhere
@@ -274,16 +272,15 @@ def argwhere(x, *, size=None, fill_value=None):
     x = jnp.asarray(x)
     dtype = jax.dtypes.canonicalize_dtype(np.int64)  # jnp.argwhere's: int32 unless in 64-bit mode
     fill = np.broadcast_to(np.asarray(0 if fill_value is None else fill_value, dtype), (x.ndim,))
-    # The rows past the count are filled where the coordinates are written (nonzero's fill_value),
-    # and uint32 coordinates are int32's bits: no pass over the rows after NONZERO_COORDINATES.
-    coords, count = nonzero(x, fill_value=fill)
+    # The kernel writes the rows past the count, and the results are of argwhere's type already: no
+    # other operation touches the coordinates.
+    coords, count = _nonzero("opendml.jax.argwhere", x, np.dtype(dtype).name, fill)
     if size is None:
         if isinstance(count, jax.core.Tracer):
             raise opendml.Error("opendml.jax.argwhere: size is needed under jax.jit (the count is not known when tracing)")
         size = int(count[0])
     size = int(size)
-    rows = jax.lax.bitcast_convert_type(coords, dtype) if coords.dtype.itemsize == dtype.itemsize else coords
-    rows = rows[:size]
+    rows = coords[:size]
     if size > rows.shape[0]:  # more rows than x has elements: the rest are fill
         rows = jnp.concatenate([rows, jnp.broadcast_to(jnp.asarray(fill, dtype), (size - rows.shape[0], x.ndim))])
     return rows

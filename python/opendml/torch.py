@@ -28,7 +28,7 @@ __all__ = ["nonzero", "join", "split"]
 # that torch.library.custom_op adds to every call (docs/python.md). The fake implementations and
 # the autograd formulas are registered as custom_op would.
 _lib = torch.library.Library("opendml", "DEF")
-_lib.define("nonzero_coordinates(Tensor x, SymInt? columns=None, int[]? offsets=None) -> (Tensor, Tensor)")
+_lib.define("nonzero_coordinates(Tensor x, SymInt? columns=None, int[]? offsets=None, int? fill=None) -> (Tensor, Tensor)")
 _lib.define("join(Tensor[] inputs, SymInt axis) -> Tensor")
 _lib.define("split(Tensor x, SymInt[] sizes, SymInt axis) -> Tensor[]")
 
@@ -104,11 +104,13 @@ def _coordinates_shape(x: torch.Tensor, columns: Optional[int]) -> tuple:
 
 
 @_impl("nonzero_coordinates")
-def _nonzero_coordinates(x: torch.Tensor, columns: Optional[int] = None, offsets: Optional[List[int]] = None):
+def _nonzero_coordinates(x: torch.Tensor, columns: Optional[int] = None, offsets: Optional[List[int]] = None,
+                         fill: Optional[int] = None):
     """DML_OPERATOR_NONZERO_COORDINATES: int64 coordinates [x.numel(), columns] (default x.dim())
     of the non-zero elements in row-major order, and their count, int64 [1], on x's device. Rows
-    at or past the count are unspecified. offsets: added to each column's coordinates (opendml's
-    coordinate offsets extension)."""
+    at or past the count are unspecified, or hold fill in every column (opendml's fill rows
+    extension). offsets: added to each column's coordinates (opendml's coordinate offsets
+    extension)."""
     if x.dim() == 0:
         # DirectML tensors have a dimension; a scalar has only a count (and torch.nonzero gives
         # [count, 0] coordinates too).
@@ -118,11 +120,11 @@ def _nonzero_coordinates(x: torch.Tensor, columns: Optional[int] = None, offsets
     _check_columns(columns)
     # int64, as torch indexes, through opendml's 64-bit indices extension; the array layer allocates
     # both outputs on x's device.
-    return opendml.nonzero(x, columns=columns, index_dtype="int64", offsets=offsets)
+    return opendml.nonzero(x, columns=columns, index_dtype="int64", offsets=offsets, fill=fill)
 
 
 @torch.library.register_fake("opendml::nonzero_coordinates")
-def _(x, columns=None, offsets=None):
+def _(x, columns=None, offsets=None, fill=None):
     return x.new_empty(_coordinates_shape(x, columns), dtype=torch.int64), x.new_empty(1, dtype=torch.int64)
 
 
@@ -136,18 +138,14 @@ def nonzero(
     """(coords, count) of opendml::nonzero_coordinates: int64 coordinates [x.numel(), columns]
     (default x.dim()) of the non-zero elements in row-major order, and their count, int64 [1], on
     x's device. With fill_value, the rows past the count hold fill_value (as torch.nonzero_static
-    pads), computed on the device without a host wait; without it they are unspecified. offsets:
+    pads), written by the kernel in the same pass as the others (opendml's fill rows extension);
+    without it they are unspecified. offsets:
     an integer per column added to every coordinate as it is written (the coordinates of a shard in
     the whole tensor; opendml's coordinate offsets extension)."""
     offsets = None if offsets is None else list(offsets)
     if (columns is None or type(columns) is int) and _eager((x,)):
-        coords, count = _nonzero_coordinates(x, columns, offsets)
-    else:
-        coords, count = torch.ops.opendml.nonzero_coordinates(x, columns, offsets)
-    if fill_value is not None:
-        valid = torch.arange(coords.shape[0], device=coords.device) < count
-        coords = torch.where(valid.unsqueeze(1), coords, fill_value)
-    return coords, count
+        return _nonzero_coordinates(x, columns, offsets, fill_value)
+    return torch.ops.opendml.nonzero_coordinates(x, columns, offsets, fill_value)
 
 
 # ---- join and split ------------------------------------------------------------------------------

@@ -202,10 +202,10 @@ thread_local std::vector<uintptr_t> t_last_inputs, t_last_outputs;
 // any stream; every later call finds it here and never waits.
 template <class MakeDesc>
 std::shared_ptr<Entry> compiled(const std::string& key, Call& call, const std::vector<const Spec*>& tensors,
-                                uint32_t extensions, MakeDesc make_desc, const std::vector<uint64_t>& offsets = {}) {
+                                uint32_t extensions, MakeDesc make_desc, ColumnValues columns = {}) {
   if (std::shared_ptr<Entry> hit = cache().find(key)) return hit;
   const Device& device = device_for(call.place);
-  std::shared_ptr<Entry> entry = compile_entry(device, tensors, extensions, make_desc, offsets);
+  std::shared_ptr<Entry> entry = compile_entry(device, tensors, extensions, make_desc, columns);
   if (entry->persistent_bytes) entry->persistent = std::make_unique<Buffer>(device, entry->persistent_bytes);
   void* stream = reinterpret_cast<void*>(call.stream);
   initialize(*entry, entry->persistent ? entry->persistent->binding().data : nullptr, stream);
@@ -322,8 +322,35 @@ Spec coords_spec(const Borrowed& c, bool transposed, const Borrowed& x, const Na
               "32-bit sizes and strides (split x's shape differently, or do not transpose)");
 }
 
+std::string repr_of(nb::handle v) { return nb::repr(v).c_str(); }
+
+// An integer per coordinate column (or, with `scalar`, one for every column) into `values`, each
+// through convert(v, v as int64, whether it is one); nothing for None.
+template <class Convert>
+void column_values(Call& call, nb::handle arg, int64_t n, const char* name, bool scalar, std::vector<uint64_t>& values,
+                   Convert&& convert) {
+  values.clear();
+  if (arg.is_none()) return;
+  const auto one = [&](nb::handle v) {
+    if (!nb::isinstance<nb::int_>(v))
+      invalid(std::string("nonzero: ") + name + " holds " + repr_of(v) + ", not an integer");
+    int64_t s = 0;
+    const bool is_signed = nb::try_cast<int64_t>(v, s, false);
+    values.push_back(convert(v, s, is_signed));
+  };
+  if (scalar && nb::isinstance<nb::int_>(arg)) {
+    for (int64_t j = 0; j < n; ++j) one(arg);
+    return;
+  }
+  const nb::sequence seq = sequence(arg, {call.prefix, name});
+  if (int64_t(nb::len(seq)) != n)
+    invalid(std::string("nonzero: ") + name + " has " + std::to_string(nb::len(seq)) +
+            " values; it needs one per coordinate column (" + std::to_string(n) + ")");
+  for (nb::handle v : seq) one(v);
+}
+
 nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed, const std::string& index_dtype,
-                  nb::handle offsets_arg, nb::handle out, nb::handle stream) {
+                  nb::handle offsets_arg, nb::handle fill_arg, nb::handle out, nb::handle stream) {
   Call call("nonzero: ", x, "x", stream);
   const bool wide_index = is_64bit_index(index_dtype);
   const Borrowed input = call.take(x, {call.prefix, "x"}, false);
@@ -335,19 +362,23 @@ nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed,
             std::to_string(input.ndim) + ") columns");
   uint32_t extensions = wide_index || beyond_32_bits(input) ? ODML_EXTENSION_64BIT_INDICES : 0;
   // Coordinate offsets (opendml's extension): a non-negative integer per column.
-  thread_local std::vector<uint64_t> offsets;
-  offsets.clear();
-  if (!offsets_arg.is_none()) {
-    const nb::sequence seq = sequence(offsets_arg, {call.prefix, "offsets"});
-    if (int64_t(nb::len(seq)) != n)
-      invalid("nonzero: offsets has " + std::to_string(nb::len(seq)) + " values; it needs one per coordinate column (" +
-              std::to_string(n) + ")");
-    for (nb::handle v : seq) {
-      const auto o = nb::cast<int64_t>(v);
-      if (o < 0) invalid("nonzero: offsets holds " + std::to_string(o) + "; offsets are not negative");
-      offsets.push_back(static_cast<uint64_t>(o));
-    }
-  }
+  thread_local std::vector<uint64_t> offsets, fill;
+  column_values(call, offsets_arg, n, "offsets", false, offsets,
+                [](nb::handle v, int64_t s, bool is_signed) -> uint64_t {
+                  if (!is_signed || s < 0)
+                    invalid("nonzero: offsets holds " + repr_of(v) + "; offsets are not negative (and below 2^63)");
+                  return static_cast<uint64_t>(s);
+                });
+  // Fill rows (opendml's extension): each column's value in the rows past the count, as the index
+  // type holds it.
+  const bool index_u64 = index_dtype == "uint64", index_i64 = index_dtype == "int64";
+  column_values(call, fill_arg, n, "fill", true, fill, [&](nb::handle v, int64_t s, bool is_signed) -> uint64_t {
+    if (is_signed && (index_i64 || (s >= 0 && (index_u64 || s <= int64_t{UINT32_MAX}))))
+      return static_cast<uint64_t>(s);
+    uint64_t u = 0;
+    if (!is_signed && index_u64 && nb::try_cast<uint64_t>(v, u, false)) return u;
+    invalid("nonzero: fill holds " + repr_of(v) + ", which a " + index_dtype + " coordinate cannot hold");
+  });
   // Checked before allocating coordinates for so many rows.
   if (out.is_none() && !wide_index && uint64_t(m) > UINT32_MAX)
     invalid("nonzero: x has " + std::to_string(m) +
@@ -388,8 +419,11 @@ nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed,
   call.place.append_key(key);
   key.append(reinterpret_cast<const char*>(&extensions), sizeof extensions);
   for (const Spec* s : std::initializer_list<const Spec*>{&in, &cnt, &crd}) s->append_key(key);
-  key.append(reinterpret_cast<const char*>(offsets.data()), offsets.size() * sizeof(uint64_t));
-  const auto entry = compiled(key, call, {&in, &cnt, &crd}, extensions, nonzero_desc, offsets);
+  for (const std::vector<uint64_t>* values : {&offsets, &fill}) {
+    key.push_back(static_cast<char>(values->size()));
+    key.append(reinterpret_cast<const char*>(values->data()), values->size() * sizeof(uint64_t));
+  }
+  const auto entry = compiled(key, call, {&in, &cnt, &crd}, extensions, nonzero_desc, ColumnValues{offsets, fill});
   execute(*entry, call, {&in}, {&cnt, &crd});
   return nb::make_tuple(coords, count);
 }
@@ -536,13 +570,15 @@ nb::list split(nb::handle x, nb::handle sizes, int64_t axis, nb::handle out, nb:
 
 void bind_arrays(nb::module_& m) {
   m.def("nonzero", &nonzero, "x"_a, nb::kw_only(), "columns"_a = nb::none(), "transposed"_a = false,
-        "index_dtype"_a = "uint32", "offsets"_a = nb::none(), "out"_a = nb::none(), "stream"_a = nb::none(),
+        "index_dtype"_a = "uint32", "offsets"_a = nb::none(), "fill"_a = nb::none(), "out"_a = nb::none(),
+        "stream"_a = nb::none(),
         "coords, count = nonzero(x): DirectML's NONZERO_COORDINATES. coords is (x.size, columns) (or "
         "(columns, x.size) transposed, ONNX Runtime's layout), count one element on x's device; rows past count "
         "are unspecified. columns: the trailing dimensions to report (default x.ndim). index_dtype: 'uint32', or "
         "'int64'/'uint64' (opendml's 64-bit indices extension). offsets: an integer per column added to every "
         "coordinate (opendml's coordinate offsets extension: the coordinates of a shard in the whole tensor). "
-        "out: (coords, count) to write into.");
+        "fill: an integer per column (or one for all) written into every row past count, in the same pass "
+        "(opendml's fill rows extension; torch.nonzero_static's fill_value). out: (coords, count) to write into.");
   m.def("concat", &concat, "arrays"_a, "axis"_a = 0, nb::kw_only(), "out"_a = nb::none(), "stream"_a = nb::none(),
         "DirectML's JOIN: the arrays joined along axis (negative counts from the end), as the first array's type.");
   m.def("split", &split, "x"_a, "sizes"_a, "axis"_a = 0, nb::kw_only(), "out"_a = nb::none(), "stream"_a = nb::none(),

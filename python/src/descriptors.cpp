@@ -139,6 +139,7 @@ void bind_descriptors(nb::module_& m) {
       .value("LEVEL_6_4", DML_FEATURE_LEVEL_6_4);
   m.attr("EXTENSION_64BIT_INDICES") = uint32_t(ODML_EXTENSION_64BIT_INDICES);
   m.attr("EXTENSION_COORDINATE_OFFSETS") = uint32_t(ODML_EXTENSION_COORDINATE_OFFSETS);
+  m.attr("EXTENSION_FILL_ROWS") = uint32_t(ODML_EXTENSION_FILL_ROWS);
 
   nb::class_<Device>(m, "Device", "A CPU or CUDA device: Device(\"cpu\" | \"cuda\" | \"cuda:N\").")
       .def(nb::init<const std::string&>(), "name"_a = "cpu")
@@ -225,15 +226,19 @@ void bind_descriptors(nb::module_& m) {
       .def(
           "__init__",
           [](PyOperator* self, const Device& device, const OperatorDesc& desc, uint32_t feature_level,
-             uint32_t extensions, const std::vector<uint64_t>& coordinate_offsets) {
+             uint32_t extensions, const std::vector<uint64_t>& coordinate_offsets,
+             const std::vector<uint64_t>& fill_values) {
             const odml_operator_options options{extensions, static_cast<uint32_t>(coordinate_offsets.size()),
-                                                coordinate_offsets.empty() ? nullptr : coordinate_offsets.data()};
+                                                coordinate_offsets.empty() ? nullptr : coordinate_offsets.data(),
+                                                static_cast<uint32_t>(fill_values.size()),
+                                                fill_values.empty() ? nullptr : fill_values.data()};
             new (self) PyOperator{Operator(device, desc, DML_FEATURE_LEVEL(feature_level), options), device};
           },
           "device"_a, "desc"_a, "feature_level"_a = 0, "extensions"_a = 0,
-          "coordinate_offsets"_a = std::vector<uint64_t>{},
+          "coordinate_offsets"_a = std::vector<uint64_t>{}, "fill_values"_a = std::vector<uint64_t>{},
           "Validates desc against feature_level (0: the highest). extensions: EXTENSION_* bits; "
-          "coordinate_offsets: with EXTENSION_COORDINATE_OFFSETS, an offset per NONZERO coordinate column.")
+          "coordinate_offsets: with EXTENSION_COORDINATE_OFFSETS, an offset per NONZERO coordinate column; "
+          "fill_values: with EXTENSION_FILL_ROWS, the bits of each column in the rows past the count.")
       .def("compile", [](const PyOperator& o) {
         return PyCompiled{o.op.compile(), o.device, nullptr, nullptr};
       });

@@ -4,12 +4,12 @@
 // State XLA creates at its instantiate stage) compiles its operator once per device, at its first
 // execute there, and later executes only read it: no lock, no allocation of its own.
 //
-// Attributes (every target takes the three): `dml_type`, the DirectML type of the data elements (opendml.jax
+// Attributes (every target takes the four): `dml_type`, the DirectML type of the data elements (opendml.jax
 // chooses it: JOIN and SPLIT move bits, NONZERO_COORDINATES tests the bits of a type with the same zero);
 // `axis`, the JOIN/SPLIT axis; `batched`, nonzero only: the leading dimension of x and of both results is
-// a batch (jax.vmap), each item its own NONZERO_COORDINATES, all run by the same compiled operator.
-// A nonzero call may have a second argument, the coordinates' initial rows, which XLA aliases to the
-// coordinates result (argwhere's fill): the handler reads x alone.
+// a batch (jax.vmap), each item its own NONZERO_COORDINATES, all run by the same compiled operator;
+// `fill`, nonzero only: empty, or the bits of each coordinate column in the rows past the count
+// (opendml's fill rows extension, docs/contract.md section 7: argwhere's fill_value).
 #include <nanobind/stl/string.h>
 #include <xla/ffi/api/ffi.h>
 
@@ -49,6 +49,7 @@ struct State {
   DML_TENSOR_DATA_TYPE type;
   uint32_t axis;
   bool batched;
+  std::vector<uint64_t> fill;
   std::array<Slot, kMaxDevices> slots;  // by CUDA device ordinal; slot 0 on the CPU
 };
 
@@ -73,7 +74,8 @@ const XLA_FFI_TypeInfo kStateInfo = {XLA_FFI_TypeInfo_STRUCT_SIZE, nullptr,
                                      [](void* state) { delete static_cast<S*>(state); }};
 
 template <class S>
-ffi::ErrorOr<std::unique_ptr<S>> instantiate(int64_t type, int64_t axis, int64_t batched) {
+ffi::ErrorOr<std::unique_ptr<S>> instantiate(int64_t type, int64_t axis, int64_t batched,
+                                             ffi::Span<const int64_t> fill) {
   if (type < 0 || type > INT32_MAX || odml_data_type_bits(static_cast<DML_TENSOR_DATA_TYPE>(type)) == 0 || axis < 0 ||
       axis > UINT32_MAX)
     return ffi::Unexpected(ffi::Error::InvalidArgument("opendml.jax: the call's attributes are not opendml.jax's"));
@@ -81,16 +83,18 @@ ffi::ErrorOr<std::unique_ptr<S>> instantiate(int64_t type, int64_t axis, int64_t
   state->type = static_cast<DML_TENSOR_DATA_TYPE>(type);
   state->axis = static_cast<uint32_t>(axis);
   state->batched = batched != 0;
+  state->fill.assign(fill.begin(), fill.end());  // two's complement bits, as the coordinates hold them
   return state;
 }
 
 // The coordinates' and count's index type, as the results' element type says.
 DML_TENSOR_DATA_TYPE index_type(ffi::DataType t) {
   switch (t) {
-    case ffi::DataType::U32: return DML_TENSOR_DATA_TYPE_UINT32;
+    case ffi::DataType::U32:
+    case ffi::DataType::S32: return DML_TENSOR_DATA_TYPE_UINT32;  // argwhere's int32, as uint32 bits
     case ffi::DataType::S64: return DML_TENSOR_DATA_TYPE_INT64;
     case ffi::DataType::U64: return DML_TENSOR_DATA_TYPE_UINT64;
-    default: invalid("opendml.jax: nonzero's results must be uint32, int64 or uint64");
+    default: invalid("opendml.jax: nonzero's results must be uint32, int32, int64 or uint64");
   }
 }
 
@@ -141,7 +145,7 @@ void compile(Kind kind, const State& state, Slot& slot, Place place, void* strea
   const Device& device = device_for(place);
   const uint32_t axis = state.axis;
   if (kind == Kind::kNonzero)
-    slot.entry = compile_entry(device, tensors, extensions, nonzero_desc);
+    slot.entry = compile_entry(device, tensors, extensions, nonzero_desc, ColumnValues{{}, state.fill});
   else if (kind == Kind::kJoin)
     slot.entry = compile_entry(device, tensors, extensions, [axis](auto& d) { return join_desc(d, axis); });
   else
@@ -212,7 +216,8 @@ ffi::Error run(Kind kind, State* state, Place place, void* stream, const ffi::Re
 
 // The CPU runs the operators before returning; the regions come from this thread's own memory.
 template <Kind kind>
-ffi::Error cpu_execute(CpuState* state, ffi::RemainingArgs args, ffi::RemainingRets rets, int64_t, int64_t, int64_t) {
+ffi::Error cpu_execute(CpuState* state, ffi::RemainingArgs args, ffi::RemainingRets rets, int64_t, int64_t, int64_t,
+                       ffi::Span<const int64_t>) {
   thread_local std::vector<std::byte> regions[2];
   size_t next = 0;
   return run(kind, state, Place{}, nullptr, args, rets, [&](uint64_t bytes) -> void* {
@@ -222,7 +227,8 @@ ffi::Error cpu_execute(CpuState* state, ffi::RemainingArgs args, ffi::RemainingR
   });
 }
 
-#define OPENDML_BIND_ATTRS .Attr<int64_t>("dml_type").Attr<int64_t>("axis").Attr<int64_t>("batched")
+#define OPENDML_BIND_ATTRS \
+  .Attr<int64_t>("dml_type").Attr<int64_t>("axis").Attr<int64_t>("batched").Attr<ffi::Span<const int64_t>>("fill")
 
 XLA_FFI_DEFINE_HANDLER(kCpuInstantiate, instantiate<CpuState>, ffi::Ffi::BindInstantiate() OPENDML_BIND_ATTRS);
 
@@ -240,7 +246,8 @@ OPENDML_CPU_HANDLER(kCpuSplit, Kind::kSplit);
 // and aligned here.
 template <Kind kind>
 ffi::Error cuda_execute(cudaStream_t stream, ffi::ScratchAllocator scratch, int32_t ordinal, CudaState* state,
-                        ffi::RemainingArgs args, ffi::RemainingRets rets, int64_t, int64_t, int64_t) {
+                        ffi::RemainingArgs args, ffi::RemainingRets rets, int64_t, int64_t, int64_t,
+                        ffi::Span<const int64_t>) {
   return run(kind, state, Place{true, ordinal}, stream, args, rets, [&](uint64_t bytes) -> void* {
     const std::optional<void*> p = scratch.Allocate(bytes + 256);
     if (!p || *p == nullptr) return nullptr;

@@ -61,12 +61,18 @@ std::unique_ptr<OperatorDesc> nonzero_desc(std::vector<TensorDesc>& d);
 std::unique_ptr<OperatorDesc> join_desc(std::vector<TensorDesc>& d, uint32_t axis);
 std::unique_ptr<OperatorDesc> split_desc(std::vector<TensorDesc>& d, uint32_t axis);
 
+// NONZERO's values per coordinate column (docs/contract.md section 7): coordinate offsets
+// (ODML_EXTENSION_COORDINATE_OFFSETS) and the fill of the rows past the count
+// (ODML_EXTENSION_FILL_ROWS), each extension asked for when it has values.
+struct ColumnValues {
+  std::span<const uint64_t> offsets, fill;
+};
+
 // Creates and compiles an operator on `device` (not initialized). An array whose type or rank no
-// DirectML feature level takes raises UNSUPPORTED rather than INVALID_ARGUMENT. `offsets`: NONZERO's
-// coordinate offsets (ODML_EXTENSION_COORDINATE_OFFSETS, asked for when there are any).
+// DirectML feature level takes raises UNSUPPORTED rather than INVALID_ARGUMENT.
 template <class MakeDesc>
 std::unique_ptr<Entry> compile_entry(const Device& device, const std::vector<const Spec*>& tensors, uint32_t extensions,
-                                     MakeDesc make_desc, const std::vector<uint64_t>& offsets = {}) {
+                                     MakeDesc make_desc, ColumnValues columns = {}) {
   std::vector<TensorDesc> descs;
   std::vector<uint64_t> region_bytes;
   descs.reserve(tensors.size());
@@ -77,9 +83,12 @@ std::unique_ptr<Entry> compile_entry(const Device& device, const std::vector<con
   const auto desc = make_desc(descs);
   std::optional<Operator> op;
   try {
+    const auto& [offsets, fill] = columns;
     const odml_operator_options options{
-        extensions | (offsets.empty() ? 0u : uint32_t{ODML_EXTENSION_COORDINATE_OFFSETS}),
-        static_cast<uint32_t>(offsets.size()), offsets.empty() ? nullptr : offsets.data()};
+        extensions | (offsets.empty() ? 0u : uint32_t{ODML_EXTENSION_COORDINATE_OFFSETS}) |
+            (fill.empty() ? 0u : uint32_t{ODML_EXTENSION_FILL_ROWS}),
+        static_cast<uint32_t>(offsets.size()), offsets.empty() ? nullptr : offsets.data(),
+        static_cast<uint32_t>(fill.size()), fill.empty() ? nullptr : fill.data()};
     op.emplace(device, *desc, DML_FEATURE_LEVEL(0), options);
   } catch (const Error& e) {
     // A valid request that opendml cannot carry out (NONZERO on float64, say): the library's support

@@ -136,6 +136,44 @@ def test_nonzero_bad_coordinate_offsets(offsets, message):
         opendml.nonzero(np.ones((2, 3, 4), np.float32), offsets=offsets)
 
 
+def test_nonzero_fill_rows():
+    # opendml's fill rows extension: every row past the count holds the fill, written in the same pass.
+    rng = np.random.default_rng(SEED)
+    for shape, density in (([5, 3, 4], 0.5), ([300, 7], 0.01), ([64], 0.0), ([6, 6], 1.0)):
+        x = np.where(rng.random(shape) < density, rng.random(shape) + 1, 0).astype(np.float32)
+        want = expected_nonzero(x)
+        for fill, index_dtype in ((7, "uint32"), (-1, "int64"), (2**64 - 1, "uint64"), ([3] * len(shape), "uint32")):
+            coords, count = opendml.nonzero(x, fill=fill, index_dtype=index_dtype)
+            assert int(count[0]) == len(want)
+            np.testing.assert_array_equal(coords[: len(want)], want.astype(coords.dtype))
+            bits = np.array(fill, np.uint64 if index_dtype == "uint64" else np.int64).astype(coords.dtype)
+            rest = np.broadcast_to(bits, (x.size - len(want), len(shape)))
+            np.testing.assert_array_equal(coords[len(want):], rest)
+    # Transposed, with offsets beside the fill; another fill is another compiled operator.
+    y = random_array(rng, [4, 5], np.float32)
+    coords, count = opendml.nonzero(y, transposed=True, offsets=[10, 20], fill=[1, 2])
+    n = int(count[0])
+    np.testing.assert_array_equal(coords[:, :n].T, expected_nonzero(y) + [10, 20])
+    assert (coords[0, n:] == 1).all() and (coords[1, n:] == 2).all()
+    a, _ = opendml.nonzero(y, fill=5)
+    assert (a[n:] == 5).all()
+
+
+@pytest.mark.parametrize(
+    "fill, index_dtype, message",
+    [(-1, "uint32", "fill holds -1, which a uint32 coordinate cannot hold"),
+     (2**32, "uint32", "fill holds 4294967296"),
+     (2**63, "int64", "fill holds 9223372036854775808"),
+     (2**64, "uint64", "fill holds 18446744073709551616"),
+     ([1, 2], "uint32", "fill has 2 values; it needs one per coordinate column (3)"),
+     (1.5, "uint32", "fill is a float"),
+     ([0, 1.5, 0], "uint32", "fill holds 1.5, not an integer")],
+)
+def test_nonzero_bad_fill(fill, index_dtype, message):
+    with pytest.raises(opendml.Error, match=re.escape(message)):
+        opendml.nonzero(np.ones((2, 3, 4), np.float32), fill=fill, index_dtype=index_dtype)
+
+
 def test_nonzero_out_and_empty_input():
     x = np.array([[0, 5], [6, 0]], np.uint8)
     coords = np.full((4, 2), 9, np.uint32)

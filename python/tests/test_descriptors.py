@@ -155,9 +155,9 @@ def test_bad_bindings_raise():
 
 def test_extensions():
     desc = opendml.JoinDesc([TensorDesc(F32, [2])], TensorDesc(F32, [2]), 0)
-    with pytest.raises(opendml.Error, match="extensions 0x4"):
-        opendml.Operator(opendml.Device(), desc, extensions=4)
-    with pytest.raises(opendml.Error, match="needs an offset per coordinate column"):
+    with pytest.raises(opendml.Error, match="extensions 0x8"):
+        opendml.Operator(opendml.Device(), desc, extensions=8)
+    with pytest.raises(opendml.Error, match="needs one coordinate offset per coordinate column"):
         opendml.Operator(opendml.Device(), desc, extensions=opendml.EXTENSION_COORDINATE_OFFSETS)
 
 

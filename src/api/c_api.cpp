@@ -155,7 +155,7 @@ odml_status odml_operator_create(odml_device device, const DML_OPERATOR_DESC* de
 
 odml_status odml_operator_create_ex(odml_device device, const DML_OPERATOR_DESC* desc, DML_FEATURE_LEVEL feature_level,
                                     uint32_t extensions, odml_operator* op) {
-  const odml_operator_options options{extensions, 0, nullptr};
+  const odml_operator_options options{extensions, 0, nullptr, 0, nullptr};
   return odml_operator_create_with_options(device, desc, feature_level, &options, op);
 }
 

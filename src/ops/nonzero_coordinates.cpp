@@ -31,15 +31,21 @@ uint32_t effective_rank(const Tensor& t) {
   return t.rank - leading;
 }
 
-// ODML_EXTENSION_COORDINATE_OFFSETS (docs/contract.md section 7): an offset per coordinate column,
-// each keeping the largest coordinate of its column within the coordinates' data type.
+// An extension's values, one per coordinate column (docs/contract.md section 7).
+Status check_column_count(const std::vector<uint64_t>& values, std::string_view what, uint32_t n) {
+  if (values.size() != n)
+    return invalid_argument(kOp, ": ", values.size(), " ", what, "s were given for ", n,
+                            " coordinate columns (OutputCoordinatesTensor's N)");
+  return {};
+}
+
+// ODML_EXTENSION_COORDINATE_OFFSETS: an offset per coordinate column, each keeping the largest
+// coordinate of its column within the coordinates' data type.
 Status check_coordinate_offsets(const CreateOptions& options, const Tensor& input, DML_TENSOR_DATA_TYPE type,
                                 uint32_t n) {
   if (!options.has(ODML_EXTENSION_COORDINATE_OFFSETS)) return {};
   const std::vector<uint64_t>& offsets = options.coordinate_offsets;
-  if (offsets.size() != n)
-    return invalid_argument(kOp, ": ", offsets.size(), " coordinate offsets were given for ", n,
-                            " coordinate columns (OutputCoordinatesTensor's N)");
+  ODML_RETURN_IF_ERROR(check_column_count(offsets, "coordinate offset", n));
   const uint64_t max = type == DML_TENSOR_DATA_TYPE_UINT32  ? kMaxElements
                        : type == DML_TENSOR_DATA_TYPE_INT64 ? uint64_t{INT64_MAX}
                                                             : UINT64_MAX;
@@ -50,6 +56,18 @@ Status check_coordinate_offsets(const CreateOptions& options, const Tensor& inpu
                               " in that column the largest would pass ", max, ", the most a ", data_type_name(type),
                               " coordinate holds");
   }
+  return {};
+}
+
+// ODML_EXTENSION_FILL_ROWS: a fill value per coordinate column, the bits of one coordinate (any
+// 64-bit pattern for INT64 and UINT64, -1 as INT64 included; below 2^32 for UINT32).
+Status check_fill_values(const CreateOptions& options, DML_TENSOR_DATA_TYPE type, uint32_t n) {
+  if (!options.has(ODML_EXTENSION_FILL_ROWS)) return {};
+  ODML_RETURN_IF_ERROR(check_column_count(options.fill_values, "fill value", n));
+  for (uint32_t j = 0; j < n; ++j)
+    if (type == DML_TENSOR_DATA_TYPE_UINT32 && options.fill_values[j] > UINT32_MAX)
+      return invalid_argument(kOp, ": fill value ", j, " is ", options.fill_values[j],
+                              ", more than a UINT32 coordinate holds");
   return {};
 }
 
@@ -135,6 +153,7 @@ Result<OperatorDef> validate_nonzero_coordinates(const DML_NONZERO_COORDINATES_O
                             " (the effective rank of InputTensor.Sizes ", dims_to_string(input.sizes, input.rank),
                             ", at least 1) to ", input.rank, " (InputTensor.DimensionCount)");
   ODML_RETURN_IF_ERROR(check_coordinate_offsets(options, input, coordinates.data_type, static_cast<uint32_t>(n)));
+  ODML_RETURN_IF_ERROR(check_fill_values(options, coordinates.data_type, static_cast<uint32_t>(n)));
 
   OperatorDef def;
   def.type = DML_OPERATOR_NONZERO_COORDINATES;
@@ -187,6 +206,9 @@ NonzeroPlan plan_nonzero_coordinates(const OperatorDef& op) {
   plan.coordinate_bytes = data_type_info(coordinates.data_type)->bits / 8;
   const std::vector<uint64_t>& offsets = op.options.coordinate_offsets;
   std::copy(offsets.begin(), offsets.end(), plan.column_offsets.begin());
+  plan.fill_rows = op.options.has(ODML_EXTENSION_FILL_ROWS);
+  const std::vector<uint64_t>& fill = op.options.fill_values;
+  std::copy(fill.begin(), fill.end(), plan.fill_values.begin());
   return plan;
 }
 

@@ -31,25 +31,33 @@ std::string implemented_operators() {
   return list;
 }
 
+// The per-column values of one extension: none without its bit, 1 to kMaxRank of them with it.
+Status read_column_values(const CreateOptions& create, odml_extension bit, std::string_view extension,
+                          std::string_view what, uint32_t n, const uint64_t* values, std::vector<uint64_t>& out) {
+  if (!create.has(bit)) {
+    if (n != 0 || values != nullptr) return invalid_argument(what, "s were given without ", extension);
+    return {};
+  }
+  if (n == 0 || n > kMaxRank || values == nullptr)
+    return invalid_argument(extension, " needs one ", what, " per coordinate column (1 to ", kMaxRank,
+                            "); the count is ", n, values == nullptr ? " and the array is null" : "");
+  out.assign(values, values + n);
+  return {};
+}
+
 }  // namespace
 
 Result<CreateOptions> read_create_options(DML_FEATURE_LEVEL feature_level, const odml_operator_options* options) {
-  CreateOptions create{feature_level, options == nullptr ? 0u : options->extensions, {}};
+  CreateOptions create{feature_level, options == nullptr ? 0u : options->extensions, {}, {}};
   if (options == nullptr) return create;
   if ((create.extensions & ~uint32_t{ODML_EXTENSIONS_ALL}) != 0)
     return invalid_argument("extensions 0x", std::hex, create.extensions,
                             " name bits that are not odml_extension values (all: 0x", ODML_EXTENSIONS_ALL, ")");
-  const uint32_t n = options->coordinate_offset_count;
-  if (!create.has(ODML_EXTENSION_COORDINATE_OFFSETS)) {
-    if (n != 0 || options->coordinate_offsets != nullptr)
-      return invalid_argument("coordinate offsets were given without ODML_EXTENSION_COORDINATE_OFFSETS");
-    return create;
-  }
-  if (n == 0 || n > kMaxRank || options->coordinate_offsets == nullptr)
-    return invalid_argument("ODML_EXTENSION_COORDINATE_OFFSETS needs an offset per coordinate column (1 to ", kMaxRank,
-                            "); coordinate_offset_count is ", n,
-                            options->coordinate_offsets == nullptr ? " and coordinate_offsets is null" : "");
-  create.coordinate_offsets.assign(options->coordinate_offsets, options->coordinate_offsets + n);
+  ODML_RETURN_IF_ERROR(read_column_values(
+      create, ODML_EXTENSION_COORDINATE_OFFSETS, "ODML_EXTENSION_COORDINATE_OFFSETS", "coordinate offset",
+      options->coordinate_offset_count, options->coordinate_offsets, create.coordinate_offsets));
+  ODML_RETURN_IF_ERROR(read_column_values(create, ODML_EXTENSION_FILL_ROWS, "ODML_EXTENSION_FILL_ROWS", "fill value",
+                                          options->fill_value_count, options->fill_values, create.fill_values));
   return create;
 }
 
@@ -59,8 +67,12 @@ Result<OperatorDef> create_operator_def(const DML_OPERATOR_DESC* desc, CreateOpt
   if (!is_known_feature_level(options.feature_level))
     return invalid_argument("feature level 0x", std::hex, static_cast<unsigned>(options.feature_level),
                             " is not a DML_FEATURE_LEVEL (1_0 = 0x1000 to 6_4 = 0x6400)");
-  if (options.has(ODML_EXTENSION_COORDINATE_OFFSETS) && desc->Type != DML_OPERATOR_NONZERO_COORDINATES)
-    return invalid_argument("ODML_EXTENSION_COORDINATE_OFFSETS applies to NONZERO_COORDINATES only");
+  if (desc->Type != DML_OPERATOR_NONZERO_COORDINATES) {
+    if (options.has(ODML_EXTENSION_COORDINATE_OFFSETS))
+      return invalid_argument("ODML_EXTENSION_COORDINATE_OFFSETS applies to NONZERO_COORDINATES only");
+    if (options.has(ODML_EXTENSION_FILL_ROWS))
+      return invalid_argument("ODML_EXTENSION_FILL_ROWS applies to NONZERO_COORDINATES only");
+  }
   for (const OperatorEntry& entry : kOperators) {
     if (entry.type != desc->Type) continue;
     if (desc->Desc == nullptr) return invalid_argument(entry.name, ": DML_OPERATOR_DESC.Desc is null");

@@ -27,6 +27,7 @@ struct CreateOptions {
   DML_FEATURE_LEVEL feature_level = DML_FEATURE_LEVEL(0);
   uint32_t extensions = 0;                   // odml_extension bits
   std::vector<uint64_t> coordinate_offsets;  // ODML_EXTENSION_COORDINATE_OFFSETS' values
+  std::vector<uint64_t> fill_values;         // ODML_EXTENSION_FILL_ROWS' values
 
   bool has(odml_extension extension) const { return (extensions & extension) != 0; }
   uint64_t max_elements() const { return has(ODML_EXTENSION_64BIT_INDICES) ? kMaxElements64 : kMaxElements; }

@@ -80,6 +80,11 @@ struct NonzeroPlan {
   uint32_t coordinate_bytes = 4;
   // Added to coordinate j of every row (ODML_EXTENSION_COORDINATE_OFFSETS; zero without it).
   Dims column_offsets{};
+  // Rows past the count hold fill_values (ODML_EXTENSION_FILL_ROWS; unwritten without it). Each
+  // backend writes them in its pass over the input: the part of the input before element i holds
+  // z zeros, and zero number z owns fill row M - 1 - z, so every part fills its own share.
+  bool fill_rows = false;
+  Dims fill_values{};
 };
 
 using Plan = std::variant<CopyPlan, NonzeroPlan>;

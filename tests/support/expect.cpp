@@ -31,8 +31,8 @@ namespace odml_test {
 
 ::testing::AssertionResult create_succeeds(const OpDesc& desc, DML_FEATURE_LEVEL level, uint32_t extensions) {
   odml_operator op = nullptr;
-  ::testing::AssertionResult result = status_is(
-      odml_operator_create_ex(cpu_device().get(), &desc.get(), level, extensions, &op), ODML_STATUS_SUCCESS);
+  ::testing::AssertionResult result =
+      status_is(odml_operator_create_ex(cpu_device().get(), &desc.get(), level, extensions, &op), ODML_STATUS_SUCCESS);
   if (!result) return result << " (" << desc.to_string() << ")";
   odml_compiled_operator compiled = nullptr;
   result = status_is(odml_operator_compile(op, &compiled), ODML_STATUS_SUCCESS);

@@ -122,44 +122,58 @@ std::vector<Bytes> split_oracle(const TensorSpec& input, const Bytes& region, co
   return out;
 }
 
-NonzeroResult nonzero_oracle(const TensorSpec& input, const Bytes& region, uint32_t n) {
+NonzeroResult nonzero_oracle(const TensorSpec& input, const Bytes& region, uint32_t n,
+                             const std::vector<uint64_t>& offsets) {
   NonzeroResult r;
   for_each_coordinate(input.sizes, [&](const Shape& c) {
     if (is_zero(input.type, element_at(input, region, c))) return;
     ++r.count;
-    r.rows.emplace_back(c.end() - n, c.end());
+    Coordinates row(c.end() - n, c.end());
+    for (size_t j = 0; j < offsets.size() && j < row.size(); ++j) row[j] += offsets[j];
+    r.rows.push_back(std::move(row));
   });
   return r;
+}
+
+uint64_t coordinate_bits(const TensorSpec& coordinates, const Bytes& region, uint64_t row, uint32_t j) {
+  const uint32_t rank = coordinates.rank();
+  Shape c(rank, 0);
+  for (uint64_t rest = row, d = rank - 1; d-- > 0;) {  // the row dimensions multiply to M
+    c[d] = static_cast<uint32_t>(rest % coordinates.sizes[d]);
+    rest /= coordinates.sizes[d];
+  }
+  c[rank - 1] = j;
+  uint64_t v = 0;  // little-endian: the low bytes come first
+  std::memcpy(&v, element_at(coordinates, region, c), element_bytes(coordinates.type));
+  return v;
 }
 
 NonzeroResult read_nonzero(const TensorSpec& count, const Bytes& count_region, const TensorSpec& coordinates,
                            const Bytes& coordinates_region) {
   NonzeroResult r;
-  // Counts and coordinates are UINT32, or 64-bit with the 64-bit index extension (little-endian,
-  // so the low word comes first); coordinates above 2^32 - 1 do not occur in these tests.
-  const uint32_t count_bytes = element_bytes(count.type), coordinate_bytes = element_bytes(coordinates.type);
-  std::memcpy(&r.count, element_at(count, count_region, Shape(count.rank(), 0)), count_bytes);
-  const uint32_t rank = coordinates.rank();
-  const Shape row_sizes(coordinates.sizes.begin(), coordinates.sizes.end() - 1);  // multiply to M
-  const uint64_t m = element_count(row_sizes);
-  const uint32_t n = coordinates.sizes[rank - 1];
+  // Counts and coordinates are UINT32, or 64-bit with the 64-bit index extension.
+  std::memcpy(&r.count, element_at(count, count_region, Shape(count.rank(), 0)), element_bytes(count.type));
+  const uint64_t m = element_count(Shape(coordinates.sizes.begin(), coordinates.sizes.end() - 1));
+  const uint32_t n = coordinates.sizes[coordinates.rank() - 1];
   for (uint64_t row = 0; row < std::min<uint64_t>(r.count, m); ++row) {
-    Shape values(n);
-    Shape c(rank, 0);
-    for (uint64_t rest = row, d = rank - 1; d-- > 0;) {
-      c[d] = static_cast<uint32_t>(rest % row_sizes[d]);
-      rest /= row_sizes[d];
-    }
+    Coordinates values(n);
     for (uint32_t j = 0; j < n; ++j) {
-      c[rank - 1] = j;
-      uint64_t v = 0;
-      std::memcpy(&v, element_at(coordinates, coordinates_region, c), coordinate_bytes);
-      values[j] = static_cast<uint32_t>(v);
-      if (v >> 32 != 0) values[j] = ~0u;  // never a real coordinate here: shows as a mismatch
+      values[j] = coordinate_bits(coordinates, coordinates_region, row, j);
     }
     r.rows.push_back(values);
   }
   return r;
+}
+
+::testing::AssertionResult rows_filled(const TensorSpec& coordinates, const Bytes& region, uint64_t first,
+                                       const std::vector<uint64_t>& fill) {
+  const uint64_t m = element_count(Shape(coordinates.sizes.begin(), coordinates.sizes.end() - 1));
+  for (uint64_t row = first; row < m; ++row)
+    for (uint32_t j = 0; j < fill.size(); ++j)
+      if (const uint64_t v = coordinate_bits(coordinates, region, row, j); v != fill[j])
+        return ::testing::AssertionFailure() << "row " << row << " (past the count, " << first << ") column " << j
+                                             << " is " << v << ", not the fill " << fill[j];
+  return ::testing::AssertionSuccess();
 }
 
 ::testing::AssertionResult elements_equal(const TensorSpec& t, const Bytes& region, const Bytes& expected,

@@ -32,16 +32,26 @@ Bytes join_oracle(const std::vector<TensorSpec>& inputs, const std::vector<Bytes
 std::vector<Bytes> split_oracle(const TensorSpec& input, const Bytes& region, const std::vector<TensorSpec>& outputs,
                                 uint32_t axis);
 
+// One row of NONZERO_COORDINATES' output, 64 bits a coordinate: with the 64-bit index extension
+// and coordinate offsets a coordinate may pass 2^32 (docs/contract.md section 7).
+using Coordinates = std::vector<uint64_t>;
 struct NonzeroResult {
   uint64_t count = 0;
-  std::vector<Shape> rows;  // the first `count` rows, N coordinates each
+  std::vector<Coordinates> rows;  // the first `count` rows, N coordinates each
 };
 // NONZERO_COORDINATES with N coordinate columns: the trailing N dimensions of every non-zero
-// element, in ascending logical order.
-NonzeroResult nonzero_oracle(const TensorSpec& input, const Bytes& region, uint32_t n);
+// element, in ascending logical order, plus offsets[j] in column j when there are offsets
+// (ODML_EXTENSION_COORDINATE_OFFSETS, N of them).
+NonzeroResult nonzero_oracle(const TensorSpec& input, const Bytes& region, uint32_t n,
+                             const std::vector<uint64_t>& offsets = {});
 // Reads the count and the first `count` rows out of the operator's two output regions.
 NonzeroResult read_nonzero(const TensorSpec& count, const Bytes& count_region, const TensorSpec& coordinates,
                            const Bytes& coordinates_region);
+// The bits of coordinate j of row `row` in the coordinates' region (4 or 8 bytes wide).
+uint64_t coordinate_bits(const TensorSpec& coordinates, const Bytes& region, uint64_t row, uint32_t j);
+// Every row from `first` to M holds `fill` (ODML_EXTENSION_FILL_ROWS), bit for bit.
+::testing::AssertionResult rows_filled(const TensorSpec& coordinates, const Bytes& region, uint64_t first,
+                                       const std::vector<uint64_t>& fill);
 
 // Bit-for-bit comparison of a tensor's elements (read through its strides) with expected
 // logical-order elements; padding between elements is not compared.

@@ -34,9 +34,10 @@ RunOutputs run_operator(const OpDesc& desc, const std::vector<Bytes>& inputs, co
   const opendml::Device& device = test_device();
   const std::vector<TensorSpec> in_specs = desc.inputs(), out_specs = desc.outputs();
   try {
-    const odml_operator_options create{
-        options.extensions, static_cast<uint32_t>(options.coordinate_offsets.size()),
-        options.coordinate_offsets.empty() ? nullptr : options.coordinate_offsets.data()};
+    const odml_operator_options create{options.extensions, static_cast<uint32_t>(options.coordinate_offsets.size()),
+                                       options.coordinate_offsets.empty() ? nullptr : options.coordinate_offsets.data(),
+                                       static_cast<uint32_t>(options.fill_values.size()),
+                                       options.fill_values.empty() ? nullptr : options.fill_values.data()};
     const opendml::CompiledOperator op = opendml::Operator(device, desc.get(), options.feature_level, create).compile();
     const odml_binding_properties props = op.binding_properties();
     EXPECT_EQ(props.input_count, in_specs.size());

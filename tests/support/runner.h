@@ -14,6 +14,7 @@ struct RunOptions {
   DML_FEATURE_LEVEL feature_level = DML_FEATURE_LEVEL(0);
   uint32_t extensions = ODML_EXTENSION_NONE;  // odml_extension bits
   std::vector<uint64_t> coordinate_offsets;   // with ODML_EXTENSION_COORDINATE_OFFSETS
+  std::vector<uint64_t> fill_values;          // with ODML_EXTENSION_FILL_ROWS
   // Threads executing the one compiled operator at once, each with its own outputs and
   // temporary region.
   int threads = 1;

@@ -71,10 +71,12 @@ uint64_t required_bytes(DML_TENSOR_DATA_TYPE type, const Shape& sizes, const std
   return (bytes + 3) / 4 * 4;
 }
 
-std::string to_string(const Shape& shape) {
+std::string to_string(const Shape& shape) { return to_string(std::vector<uint64_t>(shape.begin(), shape.end())); }
+
+std::string to_string(const std::vector<uint64_t>& values) {
   std::ostringstream out;
   out << "{";
-  for (size_t i = 0; i < shape.size(); ++i) out << (i ? "," : "") << shape[i];
+  for (size_t i = 0; i < values.size(); ++i) out << (i ? "," : "") << values[i];
   out << "}";
   return out.str();
 }

@@ -30,6 +30,7 @@ Shape concat_sizes(const std::vector<Shape>& pieces, uint32_t axis);
 uint64_t required_bytes(DML_TENSOR_DATA_TYPE type, const Shape& sizes, const std::optional<Shape>& strides);
 
 std::string to_string(const Shape& shape);
+std::string to_string(const std::vector<uint64_t>& values);
 
 struct TensorSpec {
   DML_TENSOR_DATA_TYPE type = DML_TENSOR_DATA_TYPE_FLOAT32;

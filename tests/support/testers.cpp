@@ -114,7 +114,8 @@ void NonzeroTester::run() {
   TensorSpec in = make(sizes_, strides_, true);
   const uint32_t n = n_.value_or(in.rank());
   const uint64_t m = element_count(sizes_);
-  Shape count_sizes(count_rank_, 1), coordinate_sizes = row_sizes_.empty() ? Shape{static_cast<uint32_t>(m)} : row_sizes_;
+  Shape count_sizes(count_rank_, 1),
+      coordinate_sizes = row_sizes_.empty() ? Shape{static_cast<uint32_t>(m)} : row_sizes_;
   coordinate_sizes.insert(coordinate_sizes.begin(), coordinates_rank_ - 1 - coordinate_sizes.size(), 1);
   coordinate_sizes.push_back(n);
   TensorSpec count = make(count_sizes, count_strides_, false, index_type_);
@@ -146,14 +147,15 @@ void NonzeroTester::run() {
   if (!expected_rows_.empty()) {
     EXPECT_EQ(expected.rows, expected_rows_) << "the oracle disagrees with the case";
   }
-  NonzeroResult wanted = expected;
-  for (Shape& row : wanted.rows)
-    for (size_t j = 0; j < options_.coordinate_offsets.size(); ++j)
-      row[j] += static_cast<uint32_t>(options_.coordinate_offsets[j]);
+  const NonzeroResult wanted = nonzero_oracle(in, regions[0], n, options_.coordinate_offsets);
   const RunOutputs outputs = run_operator(desc, regions, options_);
-  for (size_t t = 0; t < outputs.size(); ++t)
+  for (size_t t = 0; t < outputs.size(); ++t) {
     EXPECT_TRUE(nonzero_equal(read_nonzero(count, outputs[t][0], coordinates, outputs[t][1]), wanted))
         << "thread " << t;
+    if (!options_.fill_values.empty()) {
+      EXPECT_TRUE(rows_filled(coordinates, outputs[t][1], wanted.count, options_.fill_values)) << "thread " << t;
+    }
+  }
 }
 
 }  // namespace odml_test

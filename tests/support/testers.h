@@ -165,7 +165,14 @@ class NonzeroTester : public Tester<NonzeroTester> {
     options_.coordinate_offsets.assign(offsets.begin(), offsets.end());
     return static_cast<NonzeroTester&>(*this);
   }
-  NonzeroTester& expect_rows(std::vector<Shape> rows) { return set(expected_rows_, std::move(rows)); }
+  // ODML_EXTENSION_FILL_ROWS with these values (bits of a coordinate), one per column: every row
+  // past the count must hold them.
+  NonzeroTester& fill_values(std::vector<uint64_t> values) {
+    options_.extensions |= ODML_EXTENSION_FILL_ROWS;
+    options_.fill_values = std::move(values);
+    return static_cast<NonzeroTester&>(*this);
+  }
+  NonzeroTester& expect_rows(std::vector<Coordinates> rows) { return set(expected_rows_, std::move(rows)); }
   void run();
 
  private:
@@ -178,7 +185,7 @@ class NonzeroTester : public Tester<NonzeroTester> {
   Shape row_sizes_;
   std::optional<Bytes> values_;
   std::optional<uint32_t> expected_count_;
-  std::vector<Shape> expected_rows_;
+  std::vector<Coordinates> expected_rows_;
 };
 
 }  // namespace odml_test

@@ -69,13 +69,27 @@ class CpuNonzeroKernel final : public Kernel {
   }
 
  private:
+  // Chunk c is the logical indices [chunk_begin(c), chunk_begin(c + 1)).
+  uint64_t chunk_begin(uint64_t c) const { return plan_.element_count * c / chunks_; }
+
   // Calls fn(coord, p, count) for each run of the chunk: p is the run's first element.
   template <class Fn>
   void for_each_run_of_chunk(uint64_t c, const std::byte* input, uint32_t element_bytes, Fn&& fn) const {
-    const uint64_t begin = plan_.element_count * c / chunks_, end = plan_.element_count * (c + 1) / chunks_;
+    const uint64_t begin = chunk_begin(c), end = chunk_begin(c + 1);
     for_each_run(plan_.columns, plan_.column_sizes, begin, end, [&](const Dims& coord, uint64_t count) {
       fn(coord, input + dot(coord, plan_.input_strides, plan_.columns) * element_bytes, count);
     });
+  }
+
+  // The fill rows that chunk c owns (NonzeroPlan::fill_rows): its zeros' mirror images, counted
+  // back from the last row. Its non-zeros are rows [row, end_row).
+  template <class C>
+  void fill_rows(C* coordinates, uint64_t c, uint64_t row, uint64_t end_row) const {
+    const uint64_t m = plan_.element_count, begin = chunk_begin(c), end = chunk_begin(c + 1);
+    const uint64_t zeros_before = begin - row, zeros = (end - begin) - (end_row - row);
+    for (uint64_t r = m - zeros_before - zeros; r < m - zeros_before; ++r)
+      for (uint32_t j = 0; j < plan_.columns; ++j)
+        coordinates[r * plan_.row_stride + j * plan_.column_stride] = static_cast<C>(plan_.fill_values[j]);
   }
 
   // T: the input's element bits; C: a coordinate (uint32_t, or uint64_t with 64-bit indices).
@@ -110,6 +124,7 @@ class CpuNonzeroKernel final : public Kernel {
           }
         });
       });
+      if (plan_.fill_rows) fill_rows<C>(coordinates, c, first_row[c], first_row[c + 1]);
     });
     const uint64_t count = first_row[chunks_];
     if (plan_.count_bytes == 8) {

@@ -66,7 +66,9 @@ struct NonzeroParams {
   FastDivmod column_sizes[kMaxRank];
   uint64_t row_stride, column_stride;
   uint64_t column_offsets[kMaxRank];  // added to coordinate j (zero without the extension)
-  bool vector_rows;                   // rows are dense and aligned: N = 2, 4, 8 words stored as 8- or 16-byte vectors
+  uint64_t fill_values[kMaxRank];     // coordinate j of the rows past the count, with fill_rows
+  bool fill_rows;
+  bool vector_rows;  // rows are dense and aligned: N = 2, 4, 8 words stored as 8- or 16-byte vectors
 };
 
 // q = n / divisor, r = n % divisor for dimension d of the sizes `sizes` (read or column).
@@ -257,11 +259,45 @@ struct Staging {
   static __device__ __forceinline__ uint32_t padded(uint32_t r) { return r + r / 32; }
 };
 
+// Stores row `row`'s N coordinates: as vectors where the rows are dense, aligned and 32-bit, else a
+// coordinate at a time.
+template <uint32_t N, class C>
+__device__ __forceinline__ void store_row(const NonzeroParams& p, uint64_t row, const C (&v)[N]) {
+  C* out = static_cast<C*>(p.coordinates) + row * p.row_stride;
+  if (sizeof(C) == 4 && p.vector_rows) {
+    if constexpr (sizeof(C) == 4 && N == 2) {
+      *reinterpret_cast<uint2*>(out) = make_uint2(v[0], v[1]);
+      return;
+    } else if constexpr (sizeof(C) == 4 && (N == 4 || N == 8)) {
+#pragma unroll
+      for (uint32_t j = 0; j < N; j += 4)
+        *reinterpret_cast<uint4*>(out + j) = make_uint4(v[j], v[j + 1], v[j + 2], v[j + 3]);
+      return;
+    }
+  }
+#pragma unroll
+  for (uint32_t j = 0; j < N; ++j) out[j * p.column_stride] = v[j];
+}
+
+// fn.template operator()<N>() with N = p.columns, a compile-time constant.
+template <class Fn>
+__device__ __forceinline__ void with_columns(const NonzeroParams& p, Fn&& fn) {
+  switch (p.columns) {
+    case 1: return fn.template operator()<1>();
+    case 2: return fn.template operator()<2>();
+    case 3: return fn.template operator()<3>();
+    case 4: return fn.template operator()<4>();
+    case 5: return fn.template operator()<5>();
+    case 6: return fn.template operator()<6>();
+    case 7: return fn.template operator()<7>();
+    default: return fn.template operator()<8>();
+  }
+}
+
 // A row per thread: its N coordinates unravelled with N - 1 divisions (the leading dimensions of
-// the input have size 1) and stored as vectors where the rows are dense, aligned and 32-bit, else
-// a coordinate at a time. Consecutive threads write consecutive rows: coalesced for dense rows and
-// for column-major coordinates alike. C is the coordinate type; each coordinate gets its column's
-// offset (docs/contract.md section 7).
+// the input have size 1), each with its column's offset (docs/contract.md section 7). Consecutive
+// threads write consecutive rows: coalesced for dense rows and for column-major coordinates alike.
+// C is the coordinate type.
 template <uint32_t N, uint32_t kTileWords, class Index, class C>
 __device__ __forceinline__ void write_rows(const NonzeroParams& p, const Staging<kTileWords>& staging, Index tile_begin,
                                            Index first_row, uint32_t tile_total) {
@@ -278,21 +314,63 @@ __device__ __forceinline__ void write_rows(const NonzeroParams& p, const Staging
     C v[N];  // the coordinates as stored, offsets added in C's width
 #pragma unroll
     for (uint32_t j = 0; j < N; ++j) v[j] = static_cast<C>(static_cast<C>(c[j]) + static_cast<C>(p.column_offsets[j]));
-    C* out = static_cast<C*>(p.coordinates) + (uint64_t{first_row} + row) * p.row_stride;
-    if (sizeof(C) == 4 && p.vector_rows) {
-      if constexpr (sizeof(C) == 4 && N == 2) {
-        *reinterpret_cast<uint2*>(out) = make_uint2(v[0], v[1]);
-        continue;
-      } else if constexpr (sizeof(C) == 4 && (N == 4 || N == 8)) {
-#pragma unroll
-        for (uint32_t j = 0; j < N; j += 4)
-          *reinterpret_cast<uint4*>(out + j) = make_uint4(v[j], v[j + 1], v[j + 2], v[j + 3]);
-        continue;
-      }
-    }
-#pragma unroll
-    for (uint32_t j = 0; j < N; ++j) out[j * p.column_stride] = v[j];
+    store_row<N>(p, uint64_t{first_row} + row, v);
   }
+}
+
+// Fill rows [first_row, last_row) of dense coordinates (row stride N, column stride 1): one flat run
+// of elements whose values repeat every N, written as 16-byte streaming stores (nothing reads them
+// soon) between scalar head and tail elements. The vectors that start at column j all hold the same
+// bytes, pattern[j] in shared memory; each thread's next vector starts kStep columns further on.
+template <uint32_t N, class C>
+__device__ __forceinline__ void fill_flat(const NonzeroParams& p, uint64_t first_row, uint64_t last_row) {
+  constexpr uint32_t W = 16 / sizeof(C);  // elements in a vector
+  constexpr uint32_t kStep = kThreads * W % N;
+  __shared__ uint4 pattern[kMaxRank];
+  C* out = static_cast<C*>(p.coordinates);
+  const uint64_t begin = first_row * N, end = last_row * N;
+  // Element e is 16-byte aligned when (e + skew) % W == 0.
+  const uint64_t skew = reinterpret_cast<uintptr_t>(out) / sizeof(C) % W;
+  const uint64_t body = min(end, (begin + skew + W - 1) / W * W - skew);
+  const uint64_t aligned_end = (end + skew) / W * W;
+  const uint64_t tail = aligned_end >= body + skew ? aligned_end - skew : body;
+  for (uint64_t e = begin + threadIdx.x; e < body; e += kThreads) out[e] = static_cast<C>(p.fill_values[e % N]);
+  for (uint64_t e = tail + threadIdx.x; e < end; e += kThreads) out[e] = static_cast<C>(p.fill_values[e % N]);
+  if (threadIdx.x < N) {
+    C w[W];
+#pragma unroll
+    for (uint32_t k = 0; k < W; ++k) w[k] = static_cast<C>(p.fill_values[(threadIdx.x + k) % N]);
+    memcpy(&pattern[threadIdx.x], w, 16);
+  }
+  __syncthreads();
+  uint4* vectors = reinterpret_cast<uint4*>(out + body);
+  const uint64_t count = (tail - body) / W;
+  uint32_t column = static_cast<uint32_t>((body + uint64_t{threadIdx.x} * W) % N);
+  for (uint64_t c = threadIdx.x; c < count; c += kThreads) {
+    __stcs(vectors + c, pattern[column]);
+    column += kStep;
+    if (column >= N) column -= N;
+  }
+}
+
+// The fill rows a block owns (ODML_EXTENSION_FILL_ROWS): zero number z of the input, in element
+// order, owns row M - 1 - z, so a block whose elements [begin, end) hold `total` non-zeros, the
+// first at row `row`, fills the rows of its zeros' mirror images: every row past the count has
+// exactly one owner, and each block's share is one contiguous run. Called by every thread.
+template <class T, class C>
+__device__ __forceinline__ void fill_rows(const NonzeroParams& p, uint32_t first_tile, uint32_t end_tile, uint64_t row,
+                                          uint32_t total) {
+  constexpr uint64_t kTileItems = kTileBytes / sizeof(T);
+  const uint64_t begin = first_tile * kTileItems, end = min(end_tile * kTileItems, p.elements);
+  const uint64_t last = p.elements - (begin - row);  // one past the block's run
+  const uint64_t first = last - ((end - begin) - total);
+  with_columns(p, [&]<uint32_t N>() {
+    if (p.column_stride == 1 && p.row_stride == N) return fill_flat<N, C>(p, first, last);
+    C v[N];
+#pragma unroll
+    for (uint32_t j = 0; j < N; ++j) v[j] = static_cast<C>(p.fill_values[j]);
+    for (uint64_t r = first + threadIdx.x; r < last; r += kThreads) store_row<N>(p, r, v);
+  });
 }
 
 // Phase 2 reads a tile's mask words, thread t words [t * kWordsPerThread, (t + 1) * kWordsPerThread).
@@ -331,19 +409,8 @@ __device__ __forceinline__ void write_tile(const NonzeroParams& p, Staging<kTile
   __syncthreads();
 
   const Index tile_begin = Index{tile} * (kTileWords * 32);  // < elements
-  const auto rows = [&]<uint32_t N>() {
-    write_rows<N, kTileWords, Index, C>(p, staging, tile_begin, first_row, tile_total);
-  };
-  switch (p.columns) {
-    case 1: return rows.template operator()<1>();
-    case 2: return rows.template operator()<2>();
-    case 3: return rows.template operator()<3>();
-    case 4: return rows.template operator()<4>();
-    case 5: return rows.template operator()<5>();
-    case 6: return rows.template operator()<6>();
-    case 7: return rows.template operator()<7>();
-    default: return rows.template operator()<8>();
-  }
+  with_columns(
+      p, [&]<uint32_t N>() { write_rows<N, kTileWords, Index, C>(p, staging, tile_begin, first_row, tile_total); });
 }
 
 // The counts of tiles [pass, pass + n), n <= kPassTiles, into `counts`: thread t reads the count of
@@ -382,6 +449,7 @@ __global__ void __launch_bounds__(kThreads) nonzero_kernel(const NonzeroParams p
       *static_cast<uint32_t*>(p.count) = static_cast<uint32_t>(count);
     }
   }
+  if (p.fill_rows) fill_rows<T, C>(p, first_tile, end_tile, row, block_total);
   if (block_total == 0) return;
   // The block's tiles in passes: their counts read at once, the tiles with non-zeros in turn, each
   // next one's mask words loaded before the current one is written.
@@ -465,6 +533,8 @@ class CudaNonzeroKernel final : public Kernel {
     p.row_stride = plan.row_stride;
     p.column_stride = plan.column_stride;
     for (uint32_t j = 0; j < plan.columns; ++j) p.column_offsets[j] = plan.column_offsets[j];
+    p.fill_rows = plan.fill_rows;
+    for (uint32_t j = 0; j < plan.columns; ++j) p.fill_values[j] = plan.fill_values[j];
 
     // As many blocks as can be resident at once (the grid barrier needs all of them), each taking
     // an equal share of the tiles.
