@@ -15,8 +15,13 @@ stream and are timed with CUDA events around each call, median of many runs afte
 two ways: time_us, with the GPU kept busy (a spin kernel) while the host issues the call, so that
 the figure is the device's time plus whatever synchronisation the API forces (torch.nonzero and
 cupy.argwhere wait for the count); and call_us, the call on an idle GPU, host overhead included.
-JAX runs on its own streams: time_us is the wall-clock time of a batch of calls, per call, and
-call_us one call and block_until_ready. Inputs rotate over copies that together exceed 2.5 times
+JAX runs on its own streams, so its time_us is the device time that JAX's profiler records: one
+trace per JAX peer and case, each call inside its own annotation and waited for before the next,
+and per call the time from its first GPU event's start to its last GPU event's end (kernels and
+copies), median over the calls (a trace without GPU events, as with --simulate, leaves the
+wall-clock figure below as time_us, and the record's method says why). wall_us is the wall-clock
+time of a batch of calls, per call (host dispatch included), and call_us one call and
+block_until_ready. Inputs rotate over copies that together exceed 2.5 times
 the L2 cache (for inputs of at least L2/200 bytes: smaller ones stay in L2 for every peer).
 Every peer's result is compared with NumPy's on the GPU (inputs up to --check-mib); a peer that
 fails or disagrees is recorded as such and the run goes on.
@@ -30,12 +35,18 @@ Results: OUT/gpu_peers.json (written after every case), then a summary table.
 """
 
 import argparse
+import bisect
 import ctypes
 import gc
+import glob
+import gzip
+import json
 import math
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -269,7 +280,7 @@ class Peer:
     call: Callable[[int], Any]  # call(i) runs on rotation i and returns its output
     outputs: Callable[[Any], list]  # the output of a call as a list of arrays, for the check
     format: str
-    batched: bool = False  # JAX: timed by wall clock over batches
+    batched: bool = False  # JAX: timed by its profiler's trace (measure)
     padded: bool = False  # coordinates padded past the count with filler rows
     implementation: str = None
 
@@ -465,7 +476,8 @@ def clamp(value, low, high):
 
 
 def measure(env, peer):
-    """{time_us, call_us, host_us, runs, method}: see the module's docstring."""
+    """{time_us, call_us, host_us, runs, method} (JAX peers: also wall_us, and traced_calls or
+    trace_error): see the module's docstring."""
     clock = env.clock
     wall = []
     for i in range(3):  # warm-up
@@ -485,6 +497,7 @@ def measure(env, peer):
         del result
     host_us = common.median(host)
     budget_us = env.budget_s * 1e6
+    extra = {}
     if peer.batched:
         batch = clamp(1000 / estimate, 1, 32)
         runs = clamp(budget_us / (batch * estimate), 5, 50)
@@ -495,7 +508,15 @@ def measure(env, peer):
             block(env, peer, results)
             times.append((time.perf_counter() - start) * 1e6 / batch)
             del results
+        extra["wall_us"] = common.median(times)
         method = f"wall clock, batches of {batch}"
+        traced, facts = jax_device_times(env, peer, clamp(budget_us / estimate, 10, 100))
+        extra.update(facts)
+        if traced:
+            times, runs = traced, len(traced)
+            method = "device time from JAX's profiler trace: each call's first GPU event to its last"
+        else:  # the CPU (--simulate), or a profiler that failed: the wall clock stands
+            method += f" ({facts['trace_error']})"
     else:
         preroll = min(2 * host_us + 20, 2000) if clock.cycles_per_us else 0
         runs = clamp(budget_us / (estimate + preroll + 30), 10, 200)
@@ -510,7 +531,7 @@ def measure(env, peer):
         else:
             calls.append(clock.time_us(peer.call, i))
     return {"time_us": common.median(times), "call_us": common.median(calls), "host_us": host_us, "runs": runs,
-            "method": method}
+            "method": method, **extra}
 
 
 def block(env, peer, result):
@@ -518,6 +539,88 @@ def block(env, peer, result):
         env.jax.block_until_ready(result)
     else:
         env.clock.sync()
+
+
+# The name of the profiler annotation around call k of a JAX peer.
+CALL_ANNOTATION = "gpu_peers call {}"
+
+
+def jax_device_times(env, peer, count):
+    """The device time of `count` calls of a JAX peer (microseconds, for the calls that had GPU
+    events), and facts for the record: traced_calls, gpu_events_outside_calls and trace_s (the
+    trace's cost), or trace_error (why there are no times). One trace of JAX's profiler covers the
+    calls; each call runs inside its own annotation and is waited for before the next starts, so
+    that the GPU work of call k lies inside annotation k (device_spans_us)."""
+    jax = env.jax
+    names = [CALL_ANNOTATION.format(k) for k in range(count)]
+    folder = tempfile.mkdtemp(prefix="gpu_peers_trace_")
+    started = time.perf_counter()
+    try:
+        options = jax.profiler.ProfileOptions()
+        options.python_tracer_level = 0  # Python's own calls, and the HLO of every module: not needed
+        options.enable_hlo_proto = False
+        jax.profiler.start_trace(folder, create_perfetto_trace=True, profiler_options=options)
+        try:
+            for k, name in enumerate(names):
+                with jax.profiler.TraceAnnotation(name):
+                    block(env, peer, peer.call(k))
+        finally:
+            jax.profiler.stop_trace()
+        path = next(iter(glob.glob(os.path.join(folder, "**", "*perfetto_trace.json.gz"), recursive=True)), None)
+        if path is None:
+            return [], {"trace_error": "the profiler wrote no perfetto_trace.json.gz"}
+        with gzip.open(path, "rt") as f:
+            trace = json.load(f)
+    except Exception as e:  # a profiler that cannot start here (or one already running): the wall clock stands
+        return [], {"trace_error": f"JAX's profiler failed: {type(e).__name__}: {e}"[:300]}
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    spans, outside = device_spans_us(trace, names)
+    spans = [s for s in spans if s is not None]
+    if not spans:
+        wanted = set(names)
+        found = sum(1 for e in trace.get("traceEvents", []) if e.get("name") in wanted)
+        return [], {"trace_error": f"the profiler's trace has no GPU events in the calls ({found} of {count} "
+                    f"calls' annotations found, {outside} GPU events outside them)"}
+    return spans, {"traced_calls": len(spans), "gpu_events_outside_calls": outside,
+                   "trace_s": round(time.perf_counter() - started, 3)}
+
+
+def device_spans_us(trace, names):
+    """For each annotation in `names`, the time in microseconds from the first GPU event's start to the
+    last GPU event's end among the GPU events inside that annotation's span, or None where none is;
+    and how many GPU events lie inside no annotation.
+
+    trace: a Chrome trace as JAX's profiler writes it ({"traceEvents": [...]}, times in us): process
+    names in "M" events (the GPU's contain "/device:GPU:"), complete events ("X") with ts and dur;
+    the annotations are complete events of the host, the GPU's kernels and copies those of the GPU's
+    processes. A GPU event belongs to the annotation whose span holds it whole: the caller waits for
+    each call's results inside its annotation, so no call's GPU work starts before its annotation
+    does or ends after it ends."""
+    events = trace.get("traceEvents", [])
+    gpu = {e.get("pid") for e in events if e.get("ph") == "M" and e.get("name") == "process_name"
+           and "/device:GPU:" in str(e.get("args", {}).get("name"))}
+    index = {name: k for k, name in enumerate(names)}
+    windows = []  # (start, end, k), sorted by start
+    for e in events:
+        if e.get("ph") == "X" and e.get("pid") not in gpu and e.get("name") in index:
+            windows.append((float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0)), index[e["name"]]))
+    windows.sort()
+    starts = [w[0] for w in windows]
+    first, last, outside = [None] * len(names), [None] * len(names), 0
+    for e in events:
+        if e.get("ph") != "X" or e.get("pid") not in gpu:
+            continue
+        begin = float(e["ts"])
+        end = begin + float(e.get("dur", 0))
+        w = bisect.bisect_right(starts, begin) - 1
+        if w < 0 or end > windows[w][1]:
+            outside += 1  # not one of the calls' (or host and GPU clocks that disagree)
+            continue
+        k = windows[w][2]
+        first[k] = begin if first[k] is None else min(first[k], begin)
+        last[k] = end if last[k] is None else max(last[k], end)
+    return [None if a is None else b - a for a, b in zip(first, last)], outside
 
 
 def check(env, case, peer, expected):
@@ -804,8 +907,9 @@ def main():
     device = "simulation on the CPU" if args.simulate else modules["torch"].cuda.get_device_name(0)
     results = common.new_results("gpu", device, versions(env, modules), notes=[
         "time_us: CUDA events around one call, the GPU kept busy ahead of it so that launch overhead is hidden "
-        "where the API allows; torch.nonzero and cupy.argwhere include their wait for the count. JAX: wall clock "
-        "over batches of calls (JAX runs on its own streams). call_us: one call on an idle GPU, host included.",
+        "where the API allows; torch.nonzero and cupy.argwhere include their wait for the count. JAX (on its own "
+        "streams): per call, its first GPU event to its last in JAX's profiler trace; wall_us: wall clock over "
+        "batches of calls. call_us: one call on an idle GPU, host included.",
         f"Inputs rotate over copies totalling at least 2.5 x L2 ({env.l2_bytes / MIB:.0f} MiB), at most "
         f"{MAX_ROTATIONS} copies. 'of copy' = time of a torch copy_ of half the case's bytes (so it reads and "
         "writes as many) / time.",

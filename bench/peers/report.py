@@ -350,7 +350,8 @@ def page(gpu, cpu, sources, plots):
             "- **opendml us / time_us**: median time of one call. GPU: CUDA events around the call, with the GPU "
             "kept busy ahead of it so that launch overhead is hidden wherever the API lets it be; a peer that "
             "must wait for its result's size (torch.nonzero, cupy.argwhere) pays that wait. JAX runs on its own "
-            "streams and is timed by the wall clock over batches of calls. CPU: wall clock.",
+            "streams: its rows are the device time in JAX's profiler trace, from each call's first GPU event to "
+            "its last (the JSON keeps the wall clock over batches of calls as wall_us). CPU: wall clock.",
             "- **call us** (GPU): one call on an idle GPU, host overhead included (what a lone call costs).",
             "- **MB moved**: the bytes a perfect kernel moves: inputs read once, outputs written once in opendml's "
             "format (NONZERO: the input, the count, and N uint32 coordinates per non-zero). **GB/s** is that "

@@ -48,8 +48,7 @@ class CpuCopyKernel final : public Kernel {
   }
 
   Status execute(const ExecuteArgs& args) const override {
-#pragma omp parallel for schedule(dynamic, 1) if (parallel_)
-    for (size_t c = 0; c < chunks_.size(); ++c) {
+    for_each_index(chunks_.size(), parallel_, true, [&](uint64_t c) {
       const CopyItem& item = plan_.items[chunks_[c].item];
       const std::byte* src = args.inputs[item.input] + item.src_offset * item.width;
       std::byte* dst = args.outputs[item.output] + item.dst_offset * item.width;
@@ -57,7 +56,7 @@ class CpuCopyKernel final : public Kernel {
         copy_run(item, dst + dot(coord, item.dst_strides, item.rank) * item.width,
                  src + dot(coord, item.src_strides, item.rank) * item.width, count);
       });
-    }
+    });
     return {};
   }
 

@@ -101,21 +101,19 @@ class CpuNonzeroKernel final : public Kernel {
     const uint32_t mask = plan_.value_mask;
     std::array<uint64_t, kMaxChunks + 1> first_row{};  // per chunk: its first output row
 
-#pragma omp parallel for schedule(static) if (chunks_ > 1)
-    for (uint64_t c = 0; c < chunks_; ++c) {
+    for_each_index(chunks_, chunks_ > 1, false, [&](uint64_t c) {
       uint64_t n = 0;
       for_each_run_of_chunk(c, input, sizeof(T), [&](const Dims&, const std::byte* p, uint64_t count) {
         for_each_mask<T>(p, stride, count, mask, [&](uint64_t, uint64_t bits) { n += std::popcount(bits); });
       });
       first_row[c + 1] = n;
-    }
+    });
     for (uint64_t c = 0; c < chunks_; ++c) first_row[c + 1] += first_row[c];
 
     auto* coordinates = reinterpret_cast<C*>(args.outputs[1]);
     const uint64_t row_stride = plan_.row_stride, column_stride = plan_.column_stride;
     const Dims& offsets = plan_.column_offsets;
-#pragma omp parallel for schedule(static) if (chunks_ > 1)
-    for (uint64_t c = 0; c < chunks_; ++c) {
+    for_each_index(chunks_, chunks_ > 1, false, [&](uint64_t c) {
       C* out = coordinates + first_row[c] * row_stride;
       for_each_run_of_chunk(c, input, sizeof(T), [&](const Dims& coord, const std::byte* p, uint64_t count) {
         for_each_mask<T>(p, stride, count, mask, [&](uint64_t first, uint64_t bits) {
@@ -127,7 +125,7 @@ class CpuNonzeroKernel final : public Kernel {
         });
       });
       if (plan_.fill_rows) fill_rows<C>(coordinates, c, first_row[c], first_row[c + 1]);
-    }
+    });
     const uint64_t count = first_row[chunks_];
     if (plan_.count_bytes == 8) {
       std::memcpy(args.outputs[0], &count, 8);
