@@ -187,6 +187,49 @@ TEST(DeviceJoin, LargeEnoughForEveryThread) {
   JoinTester().axis(1).inputs({{512, 300}, {512, 400}}).input_strides({{0, 1}, {1, 0}}).run();  // broadcast
 }
 
+// Rows of every length the CPU copies with a move of fixed size (1 to 256 bytes), with 16-byte
+// moves and overlapping ends (3 to 511 bytes), and with memcpy (512 bytes and more); bytes at an
+// alignment of 1, so that no row is widened.
+TEST(DeviceJoin, RowsOfEveryLength) {
+  for (uint32_t bytes : {1u,  2u,  3u,  4u,   5u,   7u,   8u,   9u,   15u,  16u,  17u, 31u,
+                         32u, 33u, 64u, 100u, 128u, 255u, 256u, 257u, 511u, 512u, 700u}) {
+    SCOPED_TRACE(std::to_string(bytes) + "-byte rows");
+    JoinTester().type(DML_TENSOR_DATA_TYPE_UINT8).alignment(1).axis(1).inputs({{37, bytes}, {37, 3}}).run();
+    JoinTester().type(DML_TENSOR_DATA_TYPE_UINT8).axis(1).inputs({{37, 2}, {37, bytes}}).run();
+  }
+}
+
+// Two to five inputs of one vector per row each (of 1, 2, 4, 8 and 16 bytes), the CPU's row by row
+// copy (up to four inputs) with chunks that start inside the rows' range, into a packed and a padded
+// output.
+TEST(DeviceJoin, NarrowSlicesOfEveryWidth) {
+  for (DML_TENSOR_DATA_TYPE type : {DML_TENSOR_DATA_TYPE_UINT8, DML_TENSOR_DATA_TYPE_UINT16,
+                                    DML_TENSOR_DATA_TYPE_UINT32, DML_TENSOR_DATA_TYPE_UINT64})
+    for (uint32_t elements : {1u, 2u})
+      for (uint32_t pieces = 2; pieces <= 5; ++pieces) {
+        SCOPED_TRACE(type_name(type) + " x " + std::to_string(elements) + ", " + std::to_string(pieces) + " inputs");
+        const std::vector<Shape> inputs(pieces, Shape{40000, elements});
+        JoinTester().type(type).axis(1).inputs(inputs).run();
+        JoinTester().type(type).axis(1).inputs(inputs).output_strides({pieces * elements + 3, 1}).run();
+      }
+}
+
+// Outputs larger than the last-level cache, which the CPU writes with non-temporal stores (64 MiB
+// each, mostly of 8-byte elements to keep the oracle's work down): narrow slices row by row in 16-,
+// 8- and 4-byte vectors, 256-byte slices, 64-byte slices at an alignment of 4 (4-byte moves), and
+// inputs end to end in 16- and 8-byte vectors (by their alignment).
+TEST(DeviceJoin, LargerThanTheLastLevelCache) {
+  constexpr auto kU64 = DML_TENSOR_DATA_TYPE_UINT64;
+  constexpr uint32_t kRows = (1u << 22) + 4;  // 16-byte rows: 64 MiB, and not a whole number of tiles
+  JoinTester().type(kU64).axis(1).inputs({{kRows / 2, 2}, {kRows / 2, 2}}).run();
+  JoinTester().type(kU64).axis(1).inputs({{kRows, 1}, {kRows, 1}}).run();
+  JoinTester().axis(1).inputs({{2 * kRows, 1}, {2 * kRows, 1}}).run();
+  JoinTester().type(kU64).axis(1).inputs({{kRows / 32, 32}, {kRows / 32, 32}}).run();
+  JoinTester().alignment(4).axis(1).inputs({{kRows / 8, 16}, {kRows / 8, 16}}).run();
+  JoinTester().type(kU64).axis(0).inputs({{kRows + 2, 1}, {kRows - 2, 1}}).run();
+  JoinTester().type(kU64).alignment(8).axis(0).inputs({{kRows, 2}, {7, 2}}).run();
+}
+
 TEST(DeviceJoin, RandomCases) {
   random_cases(200, [](Rng& rng) { random_join(rng).run(); });
 }
