@@ -159,20 +159,6 @@ TEST(DeviceSplit, RowsOfEveryLength) {
   }
 }
 
-// Inputs larger than the last-level cache: outputs written with non-temporal stores (64 MiB each,
-// mostly of 8-byte elements to keep the oracle's work down), in 16-, 8- and 4-byte vectors, three
-// outputs of narrow slices, 256-byte slices, pieces end to end.
-TEST(DeviceSplit, LargerThanTheLastLevelCache) {
-  constexpr auto kU64 = DML_TENSOR_DATA_TYPE_UINT64;
-  constexpr uint32_t kRows = (1u << 22) + 4;  // 16-byte rows: 64 MiB, and not a whole number of tiles
-  SplitTester().type(kU64).axis(1).outputs({{kRows / 2, 2}, {kRows / 2, 2}}).run();
-  SplitTester().type(kU64).axis(1).outputs({{kRows, 1}, {kRows, 1}}).run();
-  SplitTester().axis(1).outputs({{2 * kRows, 1}, {2 * kRows, 1}}).run();
-  SplitTester().type(kU64).axis(1).outputs({{kRows / 3, 2}, {kRows / 3, 2}, {kRows / 3, 2}}).run();
-  SplitTester().type(kU64).axis(1).outputs({{kRows / 32, 32}, {kRows / 32, 32}}).run();
-  SplitTester().type(kU64).axis(0).outputs({{kRows + 2, 1}, {kRows - 2, 1}}).run();
-}
-
 TEST(DeviceSplit, RandomCases) {
   random_cases(200, [](Rng& rng) { random_split(rng).run(); });
 }
