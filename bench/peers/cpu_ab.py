@@ -1,7 +1,8 @@
-"""Builds of libopendml.so side by side on cpu_peers.py's JOIN/SPLIT cases, one call of each in
-turn, round after round, with np.copyto (the roofline) in the same rounds: on a machine shared with
-other work, load then hits every build alike, where timing one build's runs after another's would
-not.
+"""Builds of libopendml.so side by side on the CPU cases, their calls interleaved round by round.
+
+cpu_peers.py's JOIN/SPLIT cases (NONZERO too with --nonzero): one call of each build in turn, round
+after round, with np.copyto (the roofline) in the same rounds. On a machine shared with other work,
+load then hits every build alike, where timing one build's runs after another's would not.
 
     python3 bench/peers/cpu_ab.py --lib before=build/base/src/libopendml.so \\
         --lib after=build/release/src/libopendml.so --filter "256 MiB" [--more] [--json out.json]
@@ -42,6 +43,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--budget-s", type=float, default=20, help="per case; at least 5 rounds")
     parser.add_argument("--more", action="store_true", help="add more_cases()")
+    parser.add_argument("--nonzero", action="store_true", help="the NONZERO_COORDINATES cases too")
     parser.add_argument("--json", help="write the times here")
     args = parser.parse_args()
 
@@ -59,15 +61,21 @@ def main():
     cases = cpu_peers.cases(False) + (more_cases() if args.more else [])
     records = []
     for seed, case in enumerate(cases):
-        if case.op == "nonzero" or args.filter not in case.name:
+        if args.filter not in case.name or (case.op == "nonzero" and not args.nonzero):
             continue
-        pool = common.random_bytes(case.total_bytes, seed + 1)
-        inputs = []
-        for x in common.concat_data(case, pool):
-            inputs.append(common.aligned_empty(x.shape, case.dtype))
-            inputs[-1][...] = x
+        if case.op == "nonzero":
+            inputs = [common.aligned_empty(case.shapes[0], case.dtype)]
+            inputs[0][...] = common.nonzero_data(case, seed + 1)
+            nbytes = common.nonzero_bytes(case, common.count_nonzero(inputs[0], case.dtype))
+        else:
+            pool = common.random_bytes(case.total_bytes, seed + 1)
+            inputs = []
+            for x in common.concat_data(case, pool):
+                inputs.append(common.aligned_empty(x.shape, case.dtype))
+                inputs[-1][...] = x
+            nbytes = common.concat_bytes(case)
         expected = common.reference(case, inputs)
-        half = common.concat_bytes(case) // 2
+        half = nbytes // 2
         source, target = common.random_bytes(half, 0), np.empty(half, np.uint8)
         calls = {"copy": lambda: np.copyto(target, source)}
         for label, device, env in builds:
@@ -75,7 +83,7 @@ def main():
                 os.environ.pop(name, None)
             os.environ.update(env)
             call, outputs, _ = cpu_peers.opendml_peer(device)(case, inputs)
-            mismatch = common.compare(expected, outputs(call()))
+            mismatch = common.compare(expected, outputs(call()), coordinates=case.op == "nonzero")
             if mismatch:
                 sys.exit(f"{label} differs from NumPy on {case.name}: {mismatch}")
             calls[label] = call
