@@ -202,6 +202,11 @@ class CpuCopyKernel final : public Kernel {
     }
     parallel_ = plan.bytes() >= kParallelBytes && chunks_.size() > 1;
     stream_ = plan.bytes() >= kStreamBytes;
+    if (verbose())
+      log_verbose(cat("cpu.copy tuning: ", kTileBytes, "-byte tiles, runs of ", kMemcpyRunBytes,
+                      " bytes and more by memcpy, row by row for up to ", kInterleaveItems,
+                      " inputs, non-temporal stores from ", kStreamBytes, " bytes (",
+                      stream_ && kHaveStreamingStores ? "on" : "off", "); ", chunks_.size(), " chunks"));
   }
 
   Status execute(const ExecuteArgs& args) const override {
