@@ -2,9 +2,15 @@
 // section 3.1).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
+
 #include "support/data_types.h"
 #include "support/guarded_buffer.h"
+#include "support/oracle.h"
 #include "support/random_cases.h"
+#include "support/runner.h"
+#include "support/testers.h"
 
 namespace odml_test {
 namespace {
@@ -185,6 +191,82 @@ TEST(DeviceJoin, LargeEnoughForEveryThread) {
   JoinTester().axis(0).inputs({{300, 1024}, {300, 1024}}).input_strides({{1, 300}, {}}).run();  // transposed
   JoinTester().type(DML_TENSOR_DATA_TYPE_UINT8).axis(0).inputs({{1, 1 << 20}, {1, 1 << 20}}).run();
   JoinTester().axis(1).inputs({{512, 300}, {512, 400}}).input_strides({{0, 1}, {1, 0}}).run();  // broadcast
+}
+
+// Rows of every length the CPU copies with a move of fixed size (1 to 256 bytes), with 16-byte
+// moves and overlapping ends (3 to 511 bytes), and with memcpy (512 bytes and more); bytes at an
+// alignment of 1, so that no row is widened.
+TEST(DeviceJoin, RowsOfEveryLength) {
+  for (uint32_t bytes : {1u,  2u,  3u,  4u,   5u,   7u,   8u,   9u,   15u,  16u,  17u, 31u,
+                         32u, 33u, 64u, 100u, 128u, 255u, 256u, 257u, 511u, 512u, 700u}) {
+    SCOPED_TRACE(std::to_string(bytes) + "-byte rows");
+    JoinTester().type(DML_TENSOR_DATA_TYPE_UINT8).alignment(1).axis(1).inputs({{37, bytes}, {37, 3}}).run();
+    JoinTester().type(DML_TENSOR_DATA_TYPE_UINT8).axis(1).inputs({{37, 2}, {37, bytes}}).run();
+  }
+}
+
+// Two to five inputs of one vector per row each (of 1, 2, 4, 8 and 16 bytes), the CPU's row by row
+// copy (up to four inputs) with chunks that start inside the rows' range, into a packed and a padded
+// output.
+TEST(DeviceJoin, NarrowSlicesOfEveryWidth) {
+  for (DML_TENSOR_DATA_TYPE type : {DML_TENSOR_DATA_TYPE_UINT8, DML_TENSOR_DATA_TYPE_UINT16,
+                                    DML_TENSOR_DATA_TYPE_UINT32, DML_TENSOR_DATA_TYPE_UINT64})
+    for (uint32_t elements : {1u, 2u})
+      for (uint32_t pieces = 2; pieces <= 5; ++pieces) {
+        SCOPED_TRACE(type_name(type) + " x " + std::to_string(elements) + ", " + std::to_string(pieces) + " inputs");
+        const std::vector<Shape> inputs(pieces, Shape{40000, elements});
+        JoinTester().type(type).axis(1).inputs(inputs).run();
+        JoinTester().type(type).axis(1).inputs(inputs).output_strides({pieces * elements + 3, 1}).run();
+      }
+}
+
+// JOIN of packed 2-D pieces along `axis` (0 or 1), then SPLIT of the result back into them, each
+// checked row by row (rows_joined): for sizes where the element-wise oracle is too slow.
+void join_and_split_rows(DML_TENSOR_DATA_TYPE type, uint32_t alignment, uint32_t axis,
+                         const std::vector<Shape>& shapes) {
+  std::vector<TensorSpec> pieces;
+  std::vector<uint64_t> row_bytes;
+  std::vector<Bytes> data;
+  Rng rng(next_seed());
+  for (const Shape& shape : shapes) {
+    pieces.push_back(spec(type, shape));
+    pieces.back().alignment = alignment;
+    row_bytes.push_back(uint64_t{element_bytes(type)} * (axis == 0 ? shape[0] * shape[1] : shape[1]));
+    data.emplace_back(pieces.back().total_bytes());  // random, 8 bytes per draw
+    for (uint64_t at = 0; at < data.back().size(); at += 8) {
+      const uint64_t bits = rng();
+      std::memcpy(data.back().data() + at, &bits, std::min<uint64_t>(8, data.back().size() - at));
+    }
+  }
+  TensorSpec whole = spec(type, concat_sizes(shapes, axis));
+  whole.alignment = alignment;
+  const uint64_t rows = axis == 0 ? 1 : shapes[0][0];
+  const OpDesc join = OpDesc::join(pieces, whole, axis);
+  SCOPED_TRACE(join.to_string());
+  const RunOutputs joined = run_operator(join, data);
+  ASSERT_FALSE(joined.empty());
+  EXPECT_TRUE(rows_joined(data, row_bytes, rows, joined[0][0])) << "JOIN";
+  const RunOutputs split = run_operator(OpDesc::split(whole, pieces, axis), {joined[0][0]});
+  ASSERT_FALSE(split.empty());
+  EXPECT_TRUE(rows_joined(split[0], row_bytes, rows, joined[0][0])) << "SPLIT";
+}
+
+// Tensors larger than the last-level cache, which the CPU writes with non-temporal stores (64 MiB
+// each): narrow slices row by row in 16-, 8- and 4-byte vectors, three pieces of narrow slices,
+// 256-byte slices, 64-byte slices at an alignment of 4 (4-byte moves), and pieces end to end in
+// 16-, 8- and 4-byte vectors (by their alignment).
+TEST(DeviceJoin, AndSplitLargerThanTheLastLevelCache) {
+  constexpr auto kU8 = DML_TENSOR_DATA_TYPE_UINT8;
+  constexpr uint32_t kRows = (1u << 22) + 4;  // 16-byte rows: 64 MiB, and not a whole number of tiles
+  join_and_split_rows(kU8, 16, 1, {{kRows / 2, 16}, {kRows / 2, 16}});
+  join_and_split_rows(kU8, 16, 1, {{kRows, 8}, {kRows, 8}});
+  join_and_split_rows(kU8, 16, 1, {{2 * kRows, 4}, {2 * kRows, 4}});
+  join_and_split_rows(kU8, 16, 1, {{kRows / 3, 16}, {kRows / 3, 16}, {kRows / 3, 16}});
+  join_and_split_rows(kU8, 16, 1, {{kRows / 32, 256}, {kRows / 32, 256}});
+  join_and_split_rows(kU8, 4, 1, {{kRows / 8, 64}, {kRows / 8, 64}});
+  join_and_split_rows(kU8, 16, 0, {{kRows + 2, 8}, {kRows - 2, 8}});
+  join_and_split_rows(kU8, 8, 0, {{kRows, 16}, {7, 16}});
+  join_and_split_rows(kU8, 4, 0, {{kRows, 16}, {5, 16}});
 }
 
 TEST(DeviceJoin, RandomCases) {

@@ -150,6 +150,15 @@ TEST(DeviceSplit, SplitOfJoinGivesBackTheInputs) {
   });
 }
 
+// Rows of every length the CPU copies with a move of fixed size (1 to 256 bytes), with 16-byte
+// moves and overlapping ends (3 to 511 bytes), and with memcpy (512 bytes and more).
+TEST(DeviceSplit, RowsOfEveryLength) {
+  for (uint32_t bytes : {1u, 3u, 4u, 7u, 8u, 15u, 16u, 17u, 32u, 64u, 100u, 128u, 256u, 511u, 512u, 700u}) {
+    SCOPED_TRACE(std::to_string(bytes) + "-byte rows");
+    SplitTester().type(DML_TENSOR_DATA_TYPE_UINT8).alignment(1).axis(1).outputs({{37, bytes}, {37, 3}}).run();
+  }
+}
+
 TEST(DeviceSplit, RandomCases) {
   random_cases(200, [](Rng& rng) { random_split(rng).run(); });
 }

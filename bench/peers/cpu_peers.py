@@ -214,6 +214,9 @@ def versions():
     except (OSError, StopIteration):
         pass
     out["cores"] = os.cpu_count()
+    # OpenMP's idle threads spin by default; on a loaded machine a team member that lost its core
+    # can hold a call up for a scheduler tick (ms), so runs there may set this to "passive".
+    out["OMP_WAIT_POLICY"] = os.environ.get("OMP_WAIT_POLICY", "(unset)")
     out["load_average_at_start"] = os.getloadavg()[0]
     return out
 

@@ -105,6 +105,23 @@ Bytes join_oracle(const std::vector<TensorSpec>& inputs, const std::vector<Bytes
   return out;
 }
 
+::testing::AssertionResult rows_joined(const std::vector<Bytes>& pieces, const std::vector<uint64_t>& row_bytes,
+                                       uint64_t rows, const Bytes& whole) {
+  uint64_t at = 0;
+  for (uint64_t r = 0; r < rows; ++r) {
+    for (size_t i = 0; i < pieces.size(); ++i) {
+      const uint64_t n = row_bytes[i];
+      if (at + n > whole.size() || (r + 1) * n > pieces[i].size())
+        return ::testing::AssertionFailure() << "row " << r << " of piece " << i << " lies outside its region";
+      if (std::memcmp(whole.data() + at, pieces[i].data() + r * n, n) != 0)
+        return ::testing::AssertionFailure()
+               << "row " << r << " of piece " << i << " differs (at byte " << at << " of the whole)";
+      at += n;
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
 std::vector<Bytes> split_oracle(const TensorSpec& input, const Bytes& region, const std::vector<TensorSpec>& outputs,
                                 uint32_t axis) {
   const uint32_t eb = element_bytes(input.type);

@@ -32,6 +32,13 @@ Bytes join_oracle(const std::vector<TensorSpec>& inputs, const std::vector<Bytes
 std::vector<Bytes> split_oracle(const TensorSpec& input, const Bytes& region, const std::vector<TensorSpec>& outputs,
                                 uint32_t axis);
 
+// JOIN and SPLIT of packed 2-D pieces [rows, k_i] along axis 1 (or [r_i, k] along axis 0, as one
+// row of r_i * k elements): whether `whole` holds, row after row, each piece's row of
+// row_bytes[i] bytes in turn. Row by row with memcmp, for tensors of tens of MiB, which the
+// element-wise oracle would take minutes over under the sanitizers.
+::testing::AssertionResult rows_joined(const std::vector<Bytes>& pieces, const std::vector<uint64_t>& row_bytes,
+                                       uint64_t rows, const Bytes& whole);
+
 // One row of NONZERO_COORDINATES' output, 64 bits a coordinate: with the 64-bit index extension
 // and coordinate offsets a coordinate may pass 2^32 (docs/contract.md section 7).
 using Coordinates = std::vector<uint64_t>;

@@ -16,28 +16,55 @@ inline uint64_t dot(const Dims& coord, const Dims& strides, uint32_t rank) {
   return offset;
 }
 
-// Visits the logical indices [begin, end) of `sizes` (row-major) as runs along the innermost
-// dimension: fn(coord, count) where coord is the run's first coordinate and the run covers
-// coord[rank - 1] .. coord[rank - 1] + count - 1.
-template <class Fn>
-void for_each_run(uint32_t rank, const Dims& sizes, uint64_t begin, uint64_t end, Fn&& fn) {
+// The coordinates of logical index `index` of `sizes` (row-major).
+inline Dims unravel(uint64_t index, uint32_t rank, const Dims& sizes) {
   Dims coord{};
-  uint64_t rest = begin;
   for (uint32_t d = rank; d-- > 0;) {
-    coord[d] = rest % sizes[d];
-    rest /= sizes[d];
+    coord[d] = index % sizes[d];
+    index /= sizes[d];
   }
+  return coord;
+}
+
+// Visits the logical indices [begin, end) of `sizes` (row-major) as blocks of runs along the
+// innermost dimension: fn(coord, rows, count) covers `rows` runs of `count` elements, the r-th
+// starting at coord with coord[rank - 2] + r. rows > 1 only where count is the whole innermost
+// dimension, so a caller walks many narrow runs with pointer steps instead of one call (and one
+// dot product) each.
+template <class Fn>
+void for_each_block(uint32_t rank, const Dims& sizes, uint64_t begin, uint64_t end, Fn&& fn) {
+  Dims coord = unravel(begin, rank, sizes);
   const uint32_t last = rank - 1;
   for (uint64_t i = begin; i < end;) {
     const uint64_t count = std::min(sizes[last] - coord[last], end - i);
-    fn(coord, count);
-    i += count;
+    uint64_t rows = 1;
+    if (rank > 1 && count == sizes[last]) rows = std::min(sizes[last - 1] - coord[last - 1], (end - i) / count);
+    fn(coord, rows, count);
+    i += rows * count;
     coord[last] += count;
-    for (uint32_t d = last; d > 0 && coord[d] == sizes[d]; --d) {
-      coord[d] = 0;
-      ++coord[d - 1];
+    if (rank > 1 && coord[last] == sizes[last]) {
+      coord[last] = 0;
+      coord[last - 1] += rows;
+      for (uint32_t d = last - 1; d > 0 && coord[d] == sizes[d]; --d) {
+        coord[d] = 0;
+        ++coord[d - 1];
+      }
     }
   }
+}
+
+// The same as runs: fn(coord, count) where the run covers coord[rank - 1] .. coord[rank - 1] +
+// count - 1.
+template <class Fn>
+void for_each_run(uint32_t rank, const Dims& sizes, uint64_t begin, uint64_t end, Fn&& fn) {
+  for_each_block(rank, sizes, begin, end, [&](const Dims& first, uint64_t rows, uint64_t count) {
+    Dims coord = first;
+    for (uint64_t r = 1;; ++r) {
+      fn(coord, count);
+      if (r == rows) break;
+      ++coord[rank - 2];  // rows > 1 implies rank > 1
+    }
+  });
 }
 
 // Work smaller than this runs on the calling thread: starting a team costs more than it saves.
