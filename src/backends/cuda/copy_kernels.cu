@@ -316,6 +316,14 @@ struct DevicePiece {
   uint32_t slot;        // place in the pointer table
 };
 
+// Up to this many pieces travel in the kernel parameters; more live in the persistent region. With
+// no persistent region, a call needs no initialize and uploads nothing: where nothing lends memory
+// across calls (JAX's handlers) an upload at every call cost 8-15% at 256 MiB (bench/NOTES.md).
+constexpr uint32_t kInlinePieces = 16;
+struct InlinePieces {
+  DevicePiece p[kInlinePieces];
+};
+
 // Units are `width` bytes; each thread moves vectors of `vector` units of the joined tensor.
 struct SlicesShape {
   FastDivmod row_length;  // columns (units) per row of the joined tensor
@@ -382,10 +390,11 @@ __device__ __forceinline__ void slices_chunk(const SlicesShape& shape, const Dev
 
 template <uint32_t kCapacity>
 __global__ void __launch_bounds__(kThreads)
-    slices_kernel(const DevicePiece* __restrict__ global_pieces, const SlicesShape shape,
-                  const __grid_constant__ PointerTable<kCapacity> table) {
+    slices_kernel(const DevicePiece* __restrict__ global_pieces, const __grid_constant__ InlinePieces inline_pieces,
+                  const SlicesShape shape, const __grid_constant__ PointerTable<kCapacity> table) {
   __shared__ DevicePiece pieces[kMaxSlicePieces];
-  for (uint32_t i = threadIdx.x; i < shape.pieces; i += kThreads) pieces[i] = global_pieces[i];
+  const DevicePiece* source = global_pieces != nullptr ? global_pieces : inline_pieces.p;
+  for (uint32_t i = threadIdx.x; i < shape.pieces; i += kThreads) pieces[i] = source[i];
   __syncthreads();
   with_width(shape.width, [&]<uint32_t kWidth>() {
     if constexpr (kWidth < 16) {
@@ -398,8 +407,8 @@ __global__ void __launch_bounds__(kThreads)
 template <uint32_t kCapacity>
 struct SlicesLaunch {
   static void launch(const LaunchGroup& group, const PointerTable<kCapacity>& table, cudaStream_t stream,
-                     const DevicePiece* pieces, SlicesShape shape) {
-    slices_kernel<kCapacity><<<group.blocks, kThreads, 0, stream>>>(pieces, shape, table);
+                     const DevicePiece* pieces, const InlinePieces& inline_pieces, SlicesShape shape) {
+    slices_kernel<kCapacity><<<group.blocks, kThreads, 0, stream>>>(pieces, inline_pieces, shape, table);
   }
 };
 
@@ -503,11 +512,14 @@ class CudaSlicesKernel final : public Kernel {
     }
     group_.slots.push_back({layout_.shape.join, 0});
     group_.blocks = (layout_.shape.vectors + kChunk - 1) / kChunk;
+    inline_ = layout_.pieces.size() <= kInlinePieces;
+    if (inline_) std::copy(layout_.pieces.begin(), layout_.pieces.end(), inline_pieces_.p);
   }
 
-  uint64_t persistent_bytes() const override { return layout_.pieces.size() * sizeof(DevicePiece); }
+  uint64_t persistent_bytes() const override { return inline_ ? 0 : layout_.pieces.size() * sizeof(DevicePiece); }
 
   Status initialize(std::byte* persistent, void* stream) const override {
+    if (inline_) return {};
     DeviceGuard guard(ordinal_);
     return cuda_status(cudaMemcpyAsync(persistent, layout_.pieces.data(), persistent_bytes(), cudaMemcpyHostToDevice,
                                        static_cast<cudaStream_t>(stream)),
@@ -517,8 +529,9 @@ class CudaSlicesKernel final : public Kernel {
   Status execute(const ExecuteArgs& args) const override {
     DeviceGuard guard(ordinal_);
     const auto stream = static_cast<cudaStream_t>(args.stream);
-    launch_with_table<SlicesLaunch>(group_, args, stream, reinterpret_cast<const DevicePiece*>(args.persistent),
-                                    layout_.shape);
+    launch_with_table<SlicesLaunch>(group_, args, stream,
+                                    inline_ ? nullptr : reinterpret_cast<const DevicePiece*>(args.persistent),
+                                    inline_pieces_, layout_.shape);
     return check_launch("cuda.slices", stream);
   }
 
@@ -526,6 +539,8 @@ class CudaSlicesKernel final : public Kernel {
   int ordinal_;
   SlicesLayout layout_;
   LaunchGroup group_;
+  bool inline_ = false;  // the pieces travel in the kernel parameters
+  InlinePieces inline_pieces_{};
 };
 
 }  // namespace
