@@ -31,17 +31,35 @@ std::string implemented_operators() {
   return list;
 }
 
-// The per-column values of one extension: none without its bit, 1 to kMaxRank of them with it.
-Status read_column_values(const CreateOptions& create, odml_extension bit, std::string_view extension,
-                          std::string_view what, uint32_t n, const uint64_t* values, std::vector<uint64_t>& out) {
-  if (!create.has(bit)) {
-    if (n != 0 || values != nullptr) return invalid_argument(what, "s were given without ", extension);
+// The extensions that come with a value per coordinate column (docs/contract.md section 7), all of
+// them NONZERO_COORDINATES': where odml_operator_options holds their values and CreateOptions keeps them.
+struct ColumnExtension {
+  odml_extension bit;
+  std::string_view name, what;
+  uint32_t odml_operator_options::*count;
+  const uint64_t* odml_operator_options::*values;
+  std::vector<uint64_t> CreateOptions::*kept;
+};
+constexpr ColumnExtension kColumnExtensions[] = {
+    {ODML_EXTENSION_COORDINATE_OFFSETS, "ODML_EXTENSION_COORDINATE_OFFSETS", "coordinate offset",
+     &odml_operator_options::coordinate_offset_count, &odml_operator_options::coordinate_offsets,
+     &CreateOptions::coordinate_offsets},
+    {ODML_EXTENSION_FILL_ROWS, "ODML_EXTENSION_FILL_ROWS", "fill value", &odml_operator_options::fill_value_count,
+     &odml_operator_options::fill_values, &CreateOptions::fill_values},
+};
+
+// One extension's values: none without its bit, 1 to kMaxRank of them with it.
+Status read_column_values(const ColumnExtension& e, const odml_operator_options& options, CreateOptions& create) {
+  const uint32_t n = options.*e.count;
+  const uint64_t* values = options.*e.values;
+  if (!create.has(e.bit)) {
+    if (n != 0 || values != nullptr) return invalid_argument(e.what, "s were given without ", e.name);
     return {};
   }
   if (n == 0 || n > kMaxRank || values == nullptr)
-    return invalid_argument(extension, " needs one ", what, " per coordinate column (1 to ", kMaxRank,
+    return invalid_argument(e.name, " needs one ", e.what, " per coordinate column (1 to ", kMaxRank,
                             "); the count is ", n, values == nullptr ? " and the array is null" : "");
-  out.assign(values, values + n);
+  (create.*e.kept).assign(values, values + n);
   return {};
 }
 
@@ -53,11 +71,7 @@ Result<CreateOptions> read_create_options(DML_FEATURE_LEVEL feature_level, const
   if ((create.extensions & ~uint32_t{ODML_EXTENSIONS_ALL}) != 0)
     return invalid_argument("extensions 0x", std::hex, create.extensions,
                             " name bits that are not odml_extension values (all: 0x", ODML_EXTENSIONS_ALL, ")");
-  ODML_RETURN_IF_ERROR(read_column_values(
-      create, ODML_EXTENSION_COORDINATE_OFFSETS, "ODML_EXTENSION_COORDINATE_OFFSETS", "coordinate offset",
-      options->coordinate_offset_count, options->coordinate_offsets, create.coordinate_offsets));
-  ODML_RETURN_IF_ERROR(read_column_values(create, ODML_EXTENSION_FILL_ROWS, "ODML_EXTENSION_FILL_ROWS", "fill value",
-                                          options->fill_value_count, options->fill_values, create.fill_values));
+  for (const ColumnExtension& e : kColumnExtensions) ODML_RETURN_IF_ERROR(read_column_values(e, *options, create));
   return create;
 }
 
@@ -67,12 +81,9 @@ Result<OperatorDef> create_operator_def(const DML_OPERATOR_DESC* desc, CreateOpt
   if (!is_known_feature_level(options.feature_level))
     return invalid_argument("feature level 0x", std::hex, static_cast<unsigned>(options.feature_level),
                             " is not a DML_FEATURE_LEVEL (1_0 = 0x1000 to 6_4 = 0x6400)");
-  if (desc->Type != DML_OPERATOR_NONZERO_COORDINATES) {
-    if (options.has(ODML_EXTENSION_COORDINATE_OFFSETS))
-      return invalid_argument("ODML_EXTENSION_COORDINATE_OFFSETS applies to NONZERO_COORDINATES only");
-    if (options.has(ODML_EXTENSION_FILL_ROWS))
-      return invalid_argument("ODML_EXTENSION_FILL_ROWS applies to NONZERO_COORDINATES only");
-  }
+  for (const ColumnExtension& e : kColumnExtensions)
+    if (options.has(e.bit) && desc->Type != DML_OPERATOR_NONZERO_COORDINATES)
+      return invalid_argument(e.name, " applies to NONZERO_COORDINATES only");
   for (const OperatorEntry& entry : kOperators) {
     if (entry.type != desc->Type) continue;
     if (desc->Desc == nullptr) return invalid_argument(entry.name, ": DML_OPERATOR_DESC.Desc is null");

@@ -56,7 +56,7 @@ struct OperatorEntry {
 };
 
 // Copies the C ABI's odml_operator_options (null: none) into CreateOptions, checking what can be
-// checked without the operator: unknown bits, and the offsets' count.
+// checked without the operator: unknown bits, and the count of each extension's per-column values.
 Result<CreateOptions> read_create_options(DML_FEATURE_LEVEL feature_level, const odml_operator_options* options);
 
 // Validates desc: the operator's row, after the checks every operator shares.
