@@ -27,6 +27,7 @@
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -1003,7 +1004,8 @@ void run_case(Choices& in, std::string* summary = nullptr) {
   const uint32_t extensions = in.below(8, "extensions");
   if (extensions >= 5) c.extensions = ODML_EXTENSION_64BIT_INDICES;
   if (extensions == 7) {
-    c.extensions |= 8u << in.below(29);  // past ODML_EXTENSIONS_ALL (7)
+    // A bit past ODML_EXTENSIONS_ALL (whose bits are the low ones).
+    c.extensions |= (ODML_EXTENSIONS_ALL + 1u) << in.below(std::countl_zero(uint32_t{ODML_EXTENSIONS_ALL}));
     c.must_fail(kCreate, "unknown extension bits");
   }
   if (c.type == DML_OPERATOR_NONZERO_COORDINATES) {

@@ -82,7 +82,7 @@ def cases(x, target, cuda):
 
     def noop(scratch):  # the attributes opendml.jax passes; `axis` is the no-op's scratch bytes
         return jax.jit(lambda a: jax.ffi.ffi_call(target, two)(a, dml_type=np.int64(1), axis=np.int64(scratch),
-                                                                batched=np.int64(0)))
+                                                                batched=np.int64(0), fill=np.zeros(0, np.int64)))
 
     out = {
         "jit(x + 1)": jax.jit(lambda a: a + 1),

@@ -265,7 +265,7 @@ def host_overhead(args, timer):
     rows = []
     header = f"{'case':<20} {'method':<22} {'host us':>9} {'host/torch':>10}"
     print(f"\nhost overhead per call on small tensors (best of 15 rounds of loops, methods in turn, gc off; "
-          f"torch = the first method)")
+          f"host/torch: over the case's torch reference, marked *)")
     print(header)
     print("-" * len(header))
     for case, methods, reference in host_cases(args):
@@ -273,7 +273,8 @@ def host_overhead(args, timer):
         for name, host in measured.items():
             ratio = host / measured[reference]
             rows.append({"case": case, "method": name, "host_us": host * 1e6, "host_over_torch": ratio})
-            print(f"{case:<20} {name:<22} {host * 1e6:>9.2f} {ratio:>9.2f}x")
+            mark = " *" if name == reference else ""
+            print(f"{case:<20} {name + mark:<22} {host * 1e6:>9.2f} {ratio:>9.2f}x")
     return rows
 
 

@@ -24,15 +24,17 @@ ffi::TypeId NoopState::id = {};
 const XLA_FFI_TypeInfo kNoopStateInfo = {XLA_FFI_TypeInfo_STRUCT_SIZE, nullptr,
                                          [](void* state) { delete static_cast<NoopState*>(state); }};
 
-ffi::ErrorOr<std::unique_ptr<NoopState>> instantiate(int64_t, int64_t, int64_t) {
+ffi::ErrorOr<std::unique_ptr<NoopState>> instantiate(int64_t, int64_t, int64_t, ffi::Span<const int64_t>) {
   return std::make_unique<NoopState>();
 }
 
-ffi::Error cpu_noop(NoopState*, ffi::RemainingArgs, ffi::RemainingRets, int64_t, int64_t, int64_t) {
+ffi::Error cpu_noop(NoopState*, ffi::RemainingArgs, ffi::RemainingRets, int64_t, int64_t, int64_t,
+                    ffi::Span<const int64_t>) {
   return ffi::Error::Success();
 }
 
-#define NOOP_ATTRS .Attr<int64_t>("dml_type").Attr<int64_t>("axis").Attr<int64_t>("batched")
+#define NOOP_ATTRS \
+  .Attr<int64_t>("dml_type").Attr<int64_t>("axis").Attr<int64_t>("batched").Attr<ffi::Span<const int64_t>>("fill")
 
 XLA_FFI_DEFINE_HANDLER(kInstantiate, instantiate, ffi::Ffi::BindInstantiate() NOOP_ATTRS);
 XLA_FFI_DEFINE_HANDLER(kCpuNoop, cpu_noop,
@@ -41,7 +43,7 @@ XLA_FFI_DEFINE_HANDLER(kCpuNoop, cpu_noop,
 #ifdef WITH_CUDA
 // `axis` bytes of scratch are taken from XLA's allocator, as opendml.jax takes its temporary region.
 ffi::Error cuda_noop(cudaStream_t, ffi::ScratchAllocator scratch, int32_t, NoopState*, ffi::RemainingArgs,
-                     ffi::RemainingRets, int64_t, int64_t axis, int64_t) {
+                     ffi::RemainingRets, int64_t, int64_t axis, int64_t, ffi::Span<const int64_t>) {
   if (axis > 0 && !scratch.Allocate(static_cast<size_t>(axis))) return ffi::Error::Internal("no scratch");
   return ffi::Error::Success();
 }

@@ -200,7 +200,7 @@ def nonzero(x, *, dim: Optional[int] = None, group=None, gather: bool = False, v
     coords, count = odt.nonzero(local, offsets=offsets)
     counts = count.new_empty(a.world)
     # The current stream waits for the counts (NCCL's stream); the host does not.
-    dist.all_gather_into_tensor(counts, count, group=a.group, async_op=True).wait()
+    dist.all_gather_into_tensor(counts, count, group=a.group)
     ends = counts.cumsum(0)
     return ShardedNonzero(coords, count, counts, ends - counts, ends[-1:])
 

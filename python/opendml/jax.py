@@ -124,15 +124,10 @@ def _nonzero_batch(args, dims, *, dml_type, batched, index, fill=None):
     item = x.shape[len(lead):]
     count_shape, coords_shape = lead + (1,), lead + (math.prod(item), len(item))
     if x.size == 0:
-        return (jnp.zeros(count_shape, index), _filled(coords_shape, index, fill)), (0, 0)
+        return (jnp.zeros(count_shape, index), jnp.zeros(coords_shape, index)), (0, 0)  # no rows to fill
     count, coords = nonzero_p.bind(x.reshape((math.prod(lead),) + item), dml_type=dml_type, batched=True, index=index,
                                    fill=fill)
     return (count.reshape(count_shape), coords.reshape(coords_shape)), (0, 0)
-
-
-def _filled(shape, dtype, fill):
-    """Coordinates with no defined rows: fill's rows, or zeros."""
-    return jnp.broadcast_to(jnp.asarray(0 if fill is None else fill, dtype), shape)
 
 
 def _nonzero_jvp(primals, tangents, **params):
@@ -229,7 +224,7 @@ def _check_nonzero(shape: tuple, dml_type: int, index: str) -> None:
     m, idx = math.prod(shape), _INDEX.get(index, _T.UINT32)  # int32: argwhere's, uint32's bits
     desc = opendml.NonzeroCoordinatesDesc(opendml.TensorDesc(_T(dml_type), list(shape)), opendml.TensorDesc(idx, [1]),
                                           opendml.TensorDesc(idx, [m, len(shape)]))
-    wide = index != "uint32" or m > 0xFFFFFFFF
+    wide = index not in ("uint32", "int32") or m > 0xFFFFFFFF  # the handler writes int32 as uint32's bits
     opendml.Operator(opendml.Device("cpu"), desc, extensions=opendml.EXTENSION_64BIT_INDICES if wide else 0)
 
 

@@ -237,7 +237,7 @@ void execute(const Entry& e, Call& call, const std::vector<const Spec*>& inputs,
   if (e.temporary_bytes) {
     temporary_array = call.empty({static_cast<int64_t>(e.temporary_bytes + 256)}, "uint8");
     const Borrowed t = call.take(temporary_array, {call.prefix, "the temporary region"}, true);
-    temporary = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(t.data) + 255) & ~uintptr_t{255});
+    temporary = align_256(t.data);
   }
   const odml_bindings b =
       bindings(e, in, out, temporary, e.persistent ? e.persistent->binding().data : nullptr, regions);
@@ -324,28 +324,34 @@ Spec coords_spec(const Borrowed& c, bool transposed, const Borrowed& x, const Na
 
 std::string repr_of(nb::handle v) { return nb::repr(v).c_str(); }
 
-// An integer per coordinate column (or, with `scalar`, one for every column) into `values`, each
-// through convert(v, v as int64, whether it is one); nothing for None.
+// An integer (anything with __index__: NumPy's too) per coordinate column, or with `scalar` one for
+// every column, into `values`, each through convert(v as a Python int, v as int64, whether it fits
+// int64); nothing for None.
 template <class Convert>
 void column_values(Call& call, nb::handle arg, int64_t n, const char* name, bool scalar, std::vector<uint64_t>& values,
                    Convert&& convert) {
   values.clear();
   if (arg.is_none()) return;
+  const Name what{call.prefix, name};
   const auto one = [&](nb::handle v) {
-    if (!nb::isinstance<nb::int_>(v))
-      invalid(std::string("nonzero: ") + name + " holds " + repr_of(v) + ", not an integer");
+    PyObject* index = PyNumber_Index(v.ptr());
+    if (index == nullptr) {
+      PyErr_Clear();
+      invalid(what + " holds " + repr_of(v) + ", not an integer");
+    }
+    const nb::object i = nb::steal(index);
     int64_t s = 0;
-    const bool is_signed = nb::try_cast<int64_t>(v, s, false);
-    values.push_back(convert(v, s, is_signed));
+    const bool is_signed = nb::try_cast<int64_t>(i, s, false);
+    values.push_back(convert(i, s, is_signed));
   };
-  if (scalar && nb::isinstance<nb::int_>(arg)) {
+  if (scalar && PyIndex_Check(arg.ptr()) && !PySequence_Check(arg.ptr())) {
     for (int64_t j = 0; j < n; ++j) one(arg);
     return;
   }
-  const nb::sequence seq = sequence(arg, {call.prefix, name});
+  const nb::sequence seq = sequence(arg, what);
   if (int64_t(nb::len(seq)) != n)
-    invalid(std::string("nonzero: ") + name + " has " + std::to_string(nb::len(seq)) +
-            " values; it needs one per coordinate column (" + std::to_string(n) + ")");
+    invalid(what + " has " + std::to_string(nb::len(seq)) + " values; it needs one per coordinate column (" +
+            std::to_string(n) + ")");
   for (nb::handle v : seq) one(v);
 }
 

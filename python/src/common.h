@@ -5,6 +5,7 @@
 #include <nanobind/nanobind.h>
 
 #include <cstdint>
+#include <span>
 #include <string>
 
 #include "opendml/opendml.hpp"
@@ -64,5 +65,24 @@ inline nb::sequence sequence(nb::handle value, const Name& what) {
 void bind_descriptors(nb::module_& m);
 void bind_arrays(nb::module_& m);
 void bind_jax(nb::module_& m);  // jax_ffi.cpp, where the build found the XLA FFI headers
+
+// NONZERO's values per coordinate column (docs/contract.md section 7): coordinate offsets
+// (ODML_EXTENSION_COORDINATE_OFFSETS) and the fill of the rows past the count
+// (ODML_EXTENSION_FILL_ROWS), each extension asked for when it has values.
+struct ColumnValues {
+  std::span<const uint64_t> offsets, fill;
+};
+
+// The C ABI's options: the extension bits as given, and the values (none where a span is empty).
+inline odml_operator_options operator_options(uint32_t extensions, ColumnValues columns) {
+  const auto& [offsets, fill] = columns;
+  return {extensions, static_cast<uint32_t>(offsets.size()), offsets.empty() ? nullptr : offsets.data(),
+          static_cast<uint32_t>(fill.size()), fill.empty() ? nullptr : fill.data()};
+}
+
+// `p` rounded up to DirectML's 256-byte region alignment (the region was asked for 256 bytes longer).
+inline void* align_256(void* p) {
+  return reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(p) + 255) & ~uintptr_t{255});
+}
 
 }  // namespace opendml::python

@@ -228,11 +228,9 @@ void bind_descriptors(nb::module_& m) {
           [](PyOperator* self, const Device& device, const OperatorDesc& desc, uint32_t feature_level,
              uint32_t extensions, const std::vector<uint64_t>& coordinate_offsets,
              const std::vector<uint64_t>& fill_values) {
-            const odml_operator_options options{extensions, static_cast<uint32_t>(coordinate_offsets.size()),
-                                                coordinate_offsets.empty() ? nullptr : coordinate_offsets.data(),
-                                                static_cast<uint32_t>(fill_values.size()),
-                                                fill_values.empty() ? nullptr : fill_values.data()};
-            new (self) PyOperator{Operator(device, desc, DML_FEATURE_LEVEL(feature_level), options), device};
+            new (self) PyOperator{Operator(device, desc, DML_FEATURE_LEVEL(feature_level),
+                                           operator_options(extensions, {coordinate_offsets, fill_values})),
+                                  device};
           },
           "device"_a, "desc"_a, "feature_level"_a = 0, "extensions"_a = 0,
           "coordinate_offsets"_a = std::vector<uint64_t>{}, "fill_values"_a = std::vector<uint64_t>{},

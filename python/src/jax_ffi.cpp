@@ -223,7 +223,7 @@ ffi::Error cpu_execute(CpuState* state, ffi::RemainingArgs args, ffi::RemainingR
   return run(kind, state, Place{}, nullptr, args, rets, [&](uint64_t bytes) -> void* {
     auto& r = regions[next++ % 2];
     r.resize(bytes + 256);
-    return reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(r.data()) + 255) & ~uintptr_t{255});
+    return align_256(r.data());
   });
 }
 
@@ -251,7 +251,7 @@ ffi::Error cuda_execute(cudaStream_t stream, ffi::ScratchAllocator scratch, int3
   return run(kind, state, Place{true, ordinal}, stream, args, rets, [&](uint64_t bytes) -> void* {
     const std::optional<void*> p = scratch.Allocate(bytes + 256);
     if (!p || *p == nullptr) return nullptr;
-    return reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(*p) + 255) & ~uintptr_t{255});
+    return align_256(*p);
   });
 }
 

@@ -61,13 +61,6 @@ std::unique_ptr<OperatorDesc> nonzero_desc(std::vector<TensorDesc>& d);
 std::unique_ptr<OperatorDesc> join_desc(std::vector<TensorDesc>& d, uint32_t axis);
 std::unique_ptr<OperatorDesc> split_desc(std::vector<TensorDesc>& d, uint32_t axis);
 
-// NONZERO's values per coordinate column (docs/contract.md section 7): coordinate offsets
-// (ODML_EXTENSION_COORDINATE_OFFSETS) and the fill of the rows past the count
-// (ODML_EXTENSION_FILL_ROWS), each extension asked for when it has values.
-struct ColumnValues {
-  std::span<const uint64_t> offsets, fill;
-};
-
 // Creates and compiles an operator on `device` (not initialized). An array whose type or rank no
 // DirectML feature level takes raises UNSUPPORTED rather than INVALID_ARGUMENT.
 template <class MakeDesc>
@@ -83,13 +76,9 @@ std::unique_ptr<Entry> compile_entry(const Device& device, const std::vector<con
   const auto desc = make_desc(descs);
   std::optional<Operator> op;
   try {
-    const auto& [offsets, fill] = columns;
-    const odml_operator_options options{
-        extensions | (offsets.empty() ? 0u : uint32_t{ODML_EXTENSION_COORDINATE_OFFSETS}) |
-            (fill.empty() ? 0u : uint32_t{ODML_EXTENSION_FILL_ROWS}),
-        static_cast<uint32_t>(offsets.size()), offsets.empty() ? nullptr : offsets.data(),
-        static_cast<uint32_t>(fill.size()), fill.empty() ? nullptr : fill.data()};
-    op.emplace(device, *desc, DML_FEATURE_LEVEL(0), options);
+    const uint32_t asked = extensions | (columns.offsets.empty() ? 0u : uint32_t{ODML_EXTENSION_COORDINATE_OFFSETS}) |
+                           (columns.fill.empty() ? 0u : uint32_t{ODML_EXTENSION_FILL_ROWS});
+    op.emplace(device, *desc, DML_FEATURE_LEVEL(0), operator_options(asked, columns));
   } catch (const Error& e) {
     // A valid request that opendml cannot carry out (NONZERO on float64, say): the library's support
     // check names it so.

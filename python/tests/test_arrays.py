@@ -157,6 +157,10 @@ def test_nonzero_fill_rows():
     assert (coords[0, n:] == 1).all() and (coords[1, n:] == 2).all()
     a, _ = opendml.nonzero(y, fill=5)
     assert (a[n:] == 5).all()
+    # NumPy's integers are integers too (anything with __index__).
+    b, _ = opendml.nonzero(y, offsets=np.array([10, 20]), fill=np.int64(7))
+    np.testing.assert_array_equal(b[:n], expected_nonzero(y) + [10, 20])
+    assert (b[n:] == 7).all()
 
 
 @pytest.mark.parametrize(

@@ -93,6 +93,10 @@ def test_nonzero_of_scalars_and_empty_arrays(put):
         assert same_bits(oj.argwhere(x, size=3), jnp.argwhere(x, size=3))
         coords, count = jax.jit(oj.nonzero)(x)
         assert int(count[0]) == len(jnp.argwhere(x))
+    # Batched over empty items, with a fill that argwhere's int32 holds only as uint32 bits.
+    x = put(np.zeros((3, 0, 2), np.float32))
+    got = jax.vmap(lambda r: oj.argwhere(r, size=2, fill_value=-1))(x)
+    assert same_bits(got, np.full((3, 2, 2), -1, np.int32))  # every row past the count (0) is fill
 
 
 def test_nonzero_under_vmap_is_one_call_per_item(put):

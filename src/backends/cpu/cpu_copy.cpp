@@ -252,19 +252,19 @@ class CpuCopyKernel final : public Kernel {
     });
   }
 
-  // The chunk's rows, each row's vector of every item in turn: the shared tensor is then read
-  // (SPLIT) or written (JOIN) in order, whole cache lines at a time, as non-temporal stores need.
+  // A JOIN's rows, each row's vector of every item in turn: the joined tensor is then written in
+  // order, whole cache lines at a time, as non-temporal stores need.
   void copy_interleaved(const Chunk& chunk, const ExecuteArgs& args) const {
     std::array<Lane, kInterleaveItems> lanes;
     const uint32_t n = chunk.end - chunk.first;
     const uint64_t w = plan_.items[chunk.first].width;
-    bool in_order = true;  // every lane's dst follows the one before (JOIN) or itself (SPLIT)
+    bool in_order = true;  // every lane's dst follows the one before
     for (uint32_t l = 0; l < n; ++l) {
       const CopyItem& item = plan_.items[chunk.first + l];
       lanes[l] = {args.outputs[item.output] + (item.dst_offset + chunk.begin * item.dst_strides[0]) * w,
                   args.inputs[item.input] + (item.src_offset + chunk.begin * item.src_strides[0]) * w,
                   item.dst_strides[0] * w, item.src_strides[0] * w};
-      in_order = in_order && (lanes[l].dst_step == w || lanes[l].dst_step == n * w);
+      in_order = in_order && lanes[l].dst_step == n * w;
     }
     const uint64_t rows = chunk.end_unit - chunk.begin;
     const bool stream = stream_ && kHaveStreamingStores && w >= 4 && in_order;
@@ -290,7 +290,7 @@ class CpuCopyKernel final : public Kernel {
   // than tiles (rows that large have nothing to gain from it).
   bool tile_together(uint32_t first, uint32_t end) {
     const uint64_t rows = plan_.items[first].sizes[0];
-    if (end - first < 2 || rows == 0) return false;
+    if (end - first < 2) return false;
     uint64_t bytes = 0;
     for (uint32_t i = first; i < end; ++i) bytes += plan_.items[i].element_count() * plan_.items[i].width;
     const uint64_t tiles = (bytes + kTileBytes - 1) / kTileBytes;
@@ -299,6 +299,7 @@ class CpuCopyKernel final : public Kernel {
     for (uint32_t i = first; i < end; ++i) {
       unit_[i] = plan_.items[i].element_count() / rows;
       const CopyItem& item = plan_.items[i];
+      // JOIN only (one output): SPLIT row by row measured slower than by tiles (bench/NOTES.md).
       interleaved = interleaved && item.rank == 1 && item.width == plan_.items[first].width &&
                     item.output == plan_.items[first].output;
     }
@@ -308,8 +309,7 @@ class CpuCopyKernel final : public Kernel {
 
   void tile_alone(uint32_t i) {
     const CopyItem& item = plan_.items[i];
-    const uint64_t n = item.element_count();
-    if (n == 0) return;
+    const uint64_t n = item.element_count();  // at least 1: DirectML has no empty tensors
     add_tiles(i, i + 1, n, std::min(n, (n * item.width + kTileBytes - 1) / kTileBytes), false);
   }
 
