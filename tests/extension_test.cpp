@@ -85,6 +85,23 @@ TEST(DeviceExtension, Nonzero64BitCountAndCoordinates) {
   }
 }
 
+// Dense rows of 8 or 16 bytes are stored as one vector, and wider ones (8 UINT32 columns, 4 or 8
+// 64-bit ones) as 16-byte vectors by neighbouring threads: every column count of both widths, at
+// every alignment of the coordinates, over several tiles.
+TEST(DeviceExtension, NonzeroRowsOfEveryWidth) {
+  for (uint32_t n = 1; n <= 8; ++n) {
+    Shape sizes(n, 2);
+    sizes.back() = 3000;
+    for (uint32_t alignment : {0u, 4u, 8u, 16u}) {
+      SCOPED_TRACE(::testing::Message() << n << " columns, alignment " << alignment);
+      NonzeroTester().sizes(sizes).density(0.6).alignment(alignment).run();
+      if (alignment == 4) continue;  // 64-bit coordinates are 8-byte aligned
+      NonzeroTester().extensions(kWide).index_type(kI64).sizes(sizes).density(1.0).alignment(alignment).run();
+      NonzeroTester().extensions(kWide).index_type(kU64).sizes(sizes).density(0.6).alignment(alignment).run();
+    }
+  }
+}
+
 TEST(DeviceExtension, NonzeroRowsOverSeveralDimensions) {
   NonzeroTester().extensions(kWide).index_type(kU64).sizes({4, 6}).coordinates_rank(3).row_sizes({4, 6}).run();
   NonzeroTester().extensions(kWide).index_type(kI64).sizes({30}).coordinates_rank(4).row_sizes({2, 3, 5}).run();

@@ -11,7 +11,8 @@
 //            hundred to a few thousand words, read from L2). For each of its tiles with non-zeros
 //            (its warps' counts summed) it ranks the mask's set bits with a block scan, stages their
 //            local indices in shared memory and writes the coordinates from there, a row per
-//            thread, consecutive threads to consecutive rows; the next tile's mask words are loaded
+//            thread (a 16-byte part per thread for rows wider than 16 bytes), consecutive threads to
+//            consecutive rows; the next tile's mask words are loaded
 //            meanwhile. The last block writes the count.
 //
 // The input is read once; phase 2 reads the mask (1 bit per element), usually still in L2. Earlier
@@ -38,6 +39,13 @@ constexpr uint32_t kPassTiles = kThreads / kWarps;  // phase 2 reads the counts 
 
 // 32-bit mask words per tile: one bit per element.
 constexpr uint32_t tile_words(uint32_t element_bytes) { return kTileBytes / element_bytes / 32; }
+
+// Dense rows wider than 16 bytes are stored as this many 16-byte parts, by as many neighbouring
+// lanes (write_rows).
+constexpr uint32_t row_parts(uint32_t columns, uint32_t coordinate_bytes) {
+  const uint32_t row_bytes = columns * coordinate_bytes;
+  return row_bytes >= 32 && row_bytes % 16 == 0 ? row_bytes / 16 : 1;
+}
 
 // Index: the type of logical indices, row numbers and element offsets: uint32_t, or uint64_t for
 // inputs past 2^32 - 1 elements (64-bit indices, docs/contract.md section 7), where division is
@@ -68,7 +76,7 @@ struct NonzeroParams {
   uint64_t column_offsets[kMaxRank];  // added to coordinate j (zero without the extension)
   uint64_t fill_values[kMaxRank];     // coordinate j of the rows past the count, with fill_rows
   bool fill_rows;
-  bool vector_rows;  // rows are dense and aligned: N = 2, 4, 8 words stored as 8- or 16-byte vectors
+  bool vector_rows;  // rows are dense, of 8 bytes or a multiple of 16, aligned to min(row bytes, 16)
 };
 
 // q = n / divisor, r = n % divisor for dimension d of the sizes `sizes` (read or column).
@@ -259,19 +267,29 @@ struct Staging {
   static __device__ __forceinline__ uint32_t padded(uint32_t r) { return r + r / 32; }
 };
 
-// Stores row `row`'s N coordinates: as vectors where the rows are dense, aligned and 32-bit, else a
-// coordinate at a time.
+// Rows stored as vectors (p.vector_rows: dense, and the coordinates aligned to min(row bytes, 16)):
+// a row of 8 or 16 bytes is one vector; wider rows are row_parts(N, C) 16-byte vectors, stored by that
+// many neighbouring lanes (one each), so that a warp's stores cover consecutive bytes. A lane
+// storing every vector of a 32-byte row left each store instruction covering half of every sector
+// it touched (bench/NOTES.md, version 12).
+
+// Stores row `row`'s N coordinates: as one vector where the rows are vector rows of 8 or 16 bytes,
+// else a coordinate at a time.
 template <uint32_t N, class C>
 __device__ __forceinline__ void store_row(const NonzeroParams& p, uint64_t row, const C (&v)[N]) {
   C* out = static_cast<C*>(p.coordinates) + row * p.row_stride;
-  if (sizeof(C) == 4 && p.vector_rows) {
-    if constexpr (sizeof(C) == 4 && N == 2) {
-      *reinterpret_cast<uint2*>(out) = make_uint2(v[0], v[1]);
+  if constexpr (N * sizeof(C) == 8) {
+    if (p.vector_rows) {
+      uint2 u;
+      memcpy(&u, v, 8);
+      *reinterpret_cast<uint2*>(out) = u;
       return;
-    } else if constexpr (sizeof(C) == 4 && (N == 4 || N == 8)) {
-#pragma unroll
-      for (uint32_t j = 0; j < N; j += 4)
-        *reinterpret_cast<uint4*>(out + j) = make_uint4(v[j], v[j + 1], v[j + 2], v[j + 3]);
+    }
+  } else if constexpr (N * sizeof(C) == 16) {
+    if (p.vector_rows) {
+      uint4 u;
+      memcpy(&u, v, 16);
+      *reinterpret_cast<uint4*>(out) = u;
       return;
     }
   }
@@ -294,26 +312,61 @@ __device__ __forceinline__ void with_columns(const NonzeroParams& p, Fn&& fn) {
   }
 }
 
-// A row per thread: its N coordinates unravelled with N - 1 divisions (the leading dimensions of
-// the input have size 1), each with its column's offset (docs/contract.md section 7). Consecutive
-// threads write consecutive rows: coalesced for dense rows and for column-major coordinates alike.
-// C is the coordinate type.
+// The coordinates of logical index `index`, unravelled with N - 1 divisions (the leading dimensions
+// of the input have size 1), each with its column's offset (docs/contract.md section 7), in C's width.
+template <uint32_t N, class Index, class C>
+__device__ __forceinline__ void coordinates(const NonzeroParams& p, Index index, C (&v)[N]) {
+  Index c[N];
+#pragma unroll
+  for (uint32_t j = N - 1; j > 0; --j) {
+    Index q;
+    divmod(p.column_sizes[j], index, q, c[j]);
+    index = q;
+  }
+  c[0] = index;
+#pragma unroll
+  for (uint32_t j = 0; j < N; ++j) v[j] = static_cast<C>(static_cast<C>(c[j]) + static_cast<C>(p.column_offsets[j]));
+}
+
+// 16-byte part k of coordinates v, for k = part < P, chosen by value (no divergence).
+template <uint32_t P, uint32_t N, class C>
+__device__ __forceinline__ uint4 pick_part(const C (&v)[N], uint32_t part) {
+  uint4 u;
+#pragma unroll
+  for (uint32_t k = 0; k < P; ++k) {
+    uint4 part_k;
+    memcpy(&part_k, &v[k * N / P], 16);
+    if (part == k) u = part_k;
+  }
+  return u;
+}
+
+// The tile's rows, consecutive threads to consecutive rows: coalesced for dense rows and for
+// column-major coordinates alike. C is the coordinate type.
+//
+// Vector rows of P = row_parts(N, C) > 1 16-byte parts go P lanes to a row: each unravels the row
+// and stores its part, so that a warp's store covers 512 consecutive bytes. A lane storing its own
+// row's parts one by one covered half of every 32-byte sector each store touched (1.3-1.7x slower
+// at rank 8; bench/NOTES.md, version 12, also for two variants with less division work that
+// measured slower).
 template <uint32_t N, uint32_t kTileWords, class Index, class C>
 __device__ __forceinline__ void write_rows(const NonzeroParams& p, const Staging<kTileWords>& staging, Index tile_begin,
                                            Index first_row, uint32_t tile_total) {
-  for (uint32_t row = threadIdx.x; row < tile_total; row += kThreads) {
-    Index index = tile_begin + staging.selected[staging.padded(row)];
-    Index c[N];
-#pragma unroll
-    for (uint32_t j = N - 1; j > 0; --j) {
-      Index q;
-      divmod(p.column_sizes[j], index, q, c[j]);
-      index = q;
+  constexpr uint32_t P = row_parts(N, sizeof(C));
+  if constexpr (P > 1) {
+    if (p.vector_rows) {
+      uint4* out = reinterpret_cast<uint4*>(static_cast<C*>(p.coordinates) + uint64_t{first_row} * N);
+      for (uint32_t slot = threadIdx.x; slot < tile_total * P; slot += kThreads) {
+        C v[N];
+        coordinates<N, Index, C>(p, tile_begin + staging.selected[staging.padded(slot / P)], v);
+        out[slot] = pick_part<P>(v, slot % P);
+      }
+      return;
     }
-    c[0] = index;
-    C v[N];  // the coordinates as stored, offsets added in C's width
-#pragma unroll
-    for (uint32_t j = 0; j < N; ++j) v[j] = static_cast<C>(static_cast<C>(c[j]) + static_cast<C>(p.column_offsets[j]));
+  }
+  for (uint32_t row = threadIdx.x; row < tile_total; row += kThreads) {
+    C v[N];
+    coordinates<N, Index, C>(p, tile_begin + staging.selected[staging.padded(row)], v);
     store_row<N>(p, uint64_t{first_row} + row, v);
   }
 }
@@ -509,7 +562,8 @@ bool wide_indices(const NonzeroPlan& plan) {
 
 class CudaNonzeroKernel final : public Kernel {
  public:
-  CudaNonzeroKernel(const NonzeroPlan& plan, const CudaDevice& device) : ordinal_(device.ordinal()) {
+  CudaNonzeroKernel(const NonzeroPlan& plan, const CudaDevice& device)
+      : ordinal_(device.ordinal()), coordinate_bytes_(plan.coordinate_bytes) {
     const bool contiguous = plan.read_rank == 1 && plan.read_strides[0] == 1 && plan.input_alignment >= 16;
     kernel_ = kernel_for(plan, contiguous, wide_indices(plan));
     const uint64_t tile_items = kTileBytes / plan.element_bytes;
@@ -562,9 +616,9 @@ class CudaNonzeroKernel final : public Kernel {
     p.input = args.inputs[0];
     p.count = args.outputs[0];
     p.coordinates = args.outputs[1];
-    const uint32_t vector_bytes = p.columns == 2 ? 8 : p.columns == 4 || p.columns == 8 ? 16 : 0;
-    p.vector_rows = p.column_stride == 1 && p.row_stride == p.columns && vector_bytes != 0 &&
-                    reinterpret_cast<uintptr_t>(p.coordinates) % vector_bytes == 0;
+    const uint32_t row_bytes = p.columns * coordinate_bytes_;
+    p.vector_rows = p.column_stride == 1 && p.row_stride == p.columns && (row_bytes == 8 || row_bytes % 16 == 0) &&
+                    reinterpret_cast<uintptr_t>(p.coordinates) % std::min(row_bytes, 16u) == 0;
     p.warp_counts = reinterpret_cast<uint32_t*>(args.temporary);
     p.block_totals = p.warp_counts + uint64_t{p.tiles} * kWarps;
     p.flag_words = reinterpret_cast<uint32_t*>(args.temporary + counts_bytes_);
@@ -583,6 +637,7 @@ class CudaNonzeroKernel final : public Kernel {
 
  private:
   int ordinal_;
+  uint32_t coordinate_bytes_;
   KernelFunction kernel_ = nullptr;
   NonzeroParams params_{};
   uint32_t blocks_ = 0;
