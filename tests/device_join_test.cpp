@@ -185,6 +185,21 @@ TEST(DeviceJoin, ThousandSmallInputs) {
   JoinTester().axis(0).inputs(std::vector<Shape>(1000, {1, 3})).output_strides({4, 1}).run();
 }
 
+// The GPU's ways of finding a block's piece of work: up to 8 inputs in the launch's parameters, in
+// chunks of one vector per thread where they would not give every SM a block, else of four; more
+// inputs in the persistent region, through a block -> input table unless every input fits one block.
+TEST(DeviceJoin, FewAndManyInputsOfEverySize) {
+  for (uint32_t count : {2u, 8u, 9u, 40u}) {
+    for (uint32_t columns : {5u, 4096u, 4100u, 40000u}) {
+      SCOPED_TRACE(::testing::Message() << count << " inputs of " << columns << " floats");
+      std::vector<Shape> inputs(count, Shape{1, columns});
+      inputs[count / 2][1] = columns / 2 + 1;  // one input of another size
+      JoinTester().axis(1).inputs(inputs).run();
+      SplitTester().axis(1).outputs(inputs).run();
+    }
+  }
+}
+
 // Outputs over 1 MiB make the CPU backend split the work over threads.
 TEST(DeviceJoin, LargeEnoughForEveryThread) {
   JoinTester().axis(1).inputs({{256, 700}, {256, 1100}}).run();                                 // 1.8 MiB

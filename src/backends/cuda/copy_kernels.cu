@@ -26,8 +26,12 @@ namespace opendml::internal {
 namespace {
 
 constexpr uint32_t kThreads = 256;
-constexpr uint32_t kUnroll = 4;
+constexpr uint32_t kUnroll = 4;                  // vectors per thread
 constexpr uint32_t kChunk = kThreads * kUnroll;  // vectors per block
+// A copy that would not give every SM a block moves one vector per thread instead, on four times
+// the blocks: a few blocks moving 16 KiB each took 0.4-0.6 us longer than the same bytes spread
+// over the GPU (bench/NOTES.md, "small copies").
+constexpr uint32_t kSmallUnroll = 1;
 // Pointer tables come in three sizes, since a launch copies its whole parameter block.
 constexpr uint32_t kSmallTable = 30;  // most operators
 constexpr uint32_t kMediumTable = 1024;
@@ -137,14 +141,14 @@ struct DeviceItem {
   uint32_t src_strides[kMaxRank], dst_strides[kMaxRank];
 };
 
-template <uint32_t kWidth>
+template <uint32_t kWidth, uint32_t U>
 __device__ __forceinline__ void copy_chunk(const DeviceItem& item, const std::byte* __restrict__ src,
                                            std::byte* __restrict__ dst, uint32_t begin) {
   using V = Vec<kWidth>;
-  V values[kUnroll];
-  uint64_t dst_offsets[kUnroll];
+  V values[U];
+  uint64_t dst_offsets[U];
 #pragma unroll
-  for (uint32_t k = 0; k < kUnroll; ++k) {
+  for (uint32_t k = 0; k < U; ++k) {
     const uint32_t v = begin + k * kThreads + threadIdx.x;
     if (v >= item.count) break;
     uint32_t rest = v, s = 0, d = 0;
@@ -161,29 +165,34 @@ __device__ __forceinline__ void copy_chunk(const DeviceItem& item, const std::by
     dst_offsets[k] = item.dst_offset + d;
   }
 #pragma unroll
-  for (uint32_t k = 0; k < kUnroll; ++k) {
+  for (uint32_t k = 0; k < U; ++k) {
     if (begin + k * kThreads + threadIdx.x >= item.count) break;
     *reinterpret_cast<V*>(dst + dst_offsets[k] * kWidth) = values[k];
   }
 }
 
-template <uint32_t kCapacity>
+// The block's chunk of `item`: U vectors per thread.
+template <uint32_t U = kUnroll, uint32_t kCapacity>
 __device__ __forceinline__ void copy_block(const DeviceItem& item, const PointerTable<kCapacity>& table) {
-  const uint32_t begin = (blockIdx.x - item.first_block) * kChunk;
+  const uint32_t begin = (blockIdx.x - item.first_block) * (kThreads * U);
   const std::byte* src = table.p[item.src];
   std::byte* dst = table.p[item.dst];
-  with_width(item.width, [&]<uint32_t kWidth>() { copy_chunk<kWidth>(item, src, dst, begin); });
+  with_width(item.width, [&]<uint32_t kWidth>() { copy_chunk<kWidth, U>(item, src, dst, begin); });
 }
 
-// Items in the persistent region: the block finds its item through the block -> item table.
+// Items in the persistent region: the block finds its item through the block -> item table, or,
+// where every item is one block (block_items null: 1000 inputs of 4 KiB), at its own block number,
+// which spares every block one dependent load before its copy starts.
 template <uint32_t kCapacity>
 __global__ void __launch_bounds__(kThreads)
-    copy_kernel(const DeviceItem* __restrict__ items, const uint32_t* __restrict__ block_items,
+    copy_kernel(const DeviceItem* __restrict__ items, const uint32_t* __restrict__ block_items, uint32_t first_block,
                 const __grid_constant__ PointerTable<kCapacity> table) {
+  const uint32_t block = first_block + blockIdx.x;
+  const uint32_t item = block_items != nullptr ? block_items[block] : block;
   // The block's item, staged in shared memory (raw words: DeviceItem has constructors).
   __shared__ alignas(16) uint32_t item_words[sizeof(DeviceItem) / 4];
   if (threadIdx.x < sizeof(DeviceItem) / 4)
-    item_words[threadIdx.x] = reinterpret_cast<const uint32_t*>(&items[block_items[blockIdx.x]])[threadIdx.x];
+    item_words[threadIdx.x] = reinterpret_cast<const uint32_t*>(&items[item])[threadIdx.x];
   __syncthreads();
   copy_block(*reinterpret_cast<const DeviceItem*>(item_words), table);
 }
@@ -198,19 +207,19 @@ struct InlineItems {
   uint32_t count;
 };
 
-template <uint32_t kCapacity>
+template <uint32_t U, uint32_t kCapacity>
 __global__ void __launch_bounds__(kThreads) inline_copy_kernel(const __grid_constant__ InlineItems items,
                                                                const __grid_constant__ PointerTable<kCapacity> table) {
   uint32_t i = 0;
   for (uint32_t j = 1; j < items.count; ++j) i = blockIdx.x >= items.items[j].first_block ? j : i;
-  copy_block(items.items[i], table);
+  copy_block<U>(items.items[i], table);
 }
 
 template <uint32_t kCapacity>
 struct CopyLaunch {
   static void launch(const LaunchGroup& group, const PointerTable<kCapacity>& table, cudaStream_t stream,
                      const DeviceItem* items, const uint32_t* block_items) {
-    copy_kernel<kCapacity><<<group.blocks, kThreads, 0, stream>>>(items, block_items + group.first_block, table);
+    copy_kernel<kCapacity><<<group.blocks, kThreads, 0, stream>>>(items, block_items, group.first_block, table);
   }
 };
 
@@ -240,8 +249,7 @@ class CudaCopyKernel final : public Kernel {
     for (size_t i = 0; i < items_.size(); ++i) {
       LaunchGroup& group = groups_[item_group[i]];
       items_[i].first_block = group.blocks;
-      const uint32_t blocks = (items_[i].count + kChunk - 1) / kChunk;
-      group.blocks += blocks;
+      group.blocks += (items_[i].count + kChunk - 1) / kChunk;
     }
     uint32_t first = 0;
     for (LaunchGroup& group : groups_) {
@@ -249,11 +257,25 @@ class CudaCopyKernel final : public Kernel {
       first += group.blocks;
     }
     if (groups_.size() == 1 && items_.size() <= kInlineItems) {
+      DeviceGuard guard(ordinal_);
+      int sms = 0;
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ordinal_);
+      small_ = groups_[0].blocks < static_cast<uint32_t>(sms);
+      if (small_) {  // the same items in chunks of kThreads * kSmallUnroll vectors
+        groups_[0].blocks = 0;
+        for (DeviceItem& item : items_) {
+          item.first_block = groups_[0].blocks;
+          groups_[0].blocks += (item.count + kThreads * kSmallUnroll - 1) / (kThreads * kSmallUnroll);
+        }
+      }
       inline_ = std::make_unique<InlineItems>();
       std::copy(items_.begin(), items_.end(), inline_->items);
       inline_->count = static_cast<uint32_t>(items_.size());
       return;
     }
+    block_per_item_ = std::all_of(items_.begin(), items_.end(),
+                                  [](const DeviceItem& d) { return d.count >= 1 && d.count <= kChunk; });
+    if (block_per_item_) return;
     block_items_.resize(first);
     for (size_t i = 0; i < items_.size(); ++i) {
       const LaunchGroup& group = groups_[item_group[i]];
@@ -283,12 +305,14 @@ class CudaCopyKernel final : public Kernel {
     const auto stream = static_cast<cudaStream_t>(args.stream);
     if (inline_) {
       // At most 2 * kInlineItems tensors: the small pointer table holds them.
-      inline_copy_kernel<kSmallTable>
-          <<<groups_[0].blocks, kThreads, 0, stream>>>(*inline_, pointer_table<kSmallTable>(groups_[0], args));
+      const auto kernel =
+          small_ ? inline_copy_kernel<kSmallUnroll, kSmallTable> : inline_copy_kernel<kUnroll, kSmallTable>;
+      kernel<<<groups_[0].blocks, kThreads, 0, stream>>>(*inline_, pointer_table<kSmallTable>(groups_[0], args));
       return check_launch("cuda.copy", stream);
     }
     const auto* items = reinterpret_cast<const DeviceItem*>(args.persistent);
-    const auto* block_items = reinterpret_cast<const uint32_t*>(args.persistent + block_table_offset());
+    const auto* block_items =
+        block_per_item_ ? nullptr : reinterpret_cast<const uint32_t*>(args.persistent + block_table_offset());
     for (const LaunchGroup& group : groups_) {
       launch_with_table<CopyLaunch>(group, args, stream, items, block_items);
       ODML_RETURN_IF_ERROR(check_launch("cuda.copy", stream));
@@ -304,6 +328,8 @@ class CudaCopyKernel final : public Kernel {
   std::vector<uint32_t> block_items_;
   std::vector<LaunchGroup> groups_;
   std::unique_ptr<InlineItems> inline_;  // set when the items travel in the kernel parameters
+  bool block_per_item_ = false;          // block b copies item b: no block -> item table
+  bool small_ = false;                   // inline items in chunks of kThreads * kSmallUnroll vectors
 };
 
 // ---- cuda.slices -------------------------------------------------------------------------------
