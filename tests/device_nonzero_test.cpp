@@ -205,6 +205,21 @@ TEST(DeviceNonzero, MoreTilesThanResidentBlocks) {
   NonzeroTester().sizes({3000, 3001}).density(0.5).run();
 }
 
+// Inputs of one tile (on the GPU: 16 KiB) run in one block, which skips the grid barrier; a few
+// tiles more do not: one to five tiles, the last one partial or full, contiguous and strided, with
+// fill rows.
+TEST(DeviceNonzero, OneTileAndAFew) {
+  for (uint32_t elements : {4096u, 4097u, 12293u, 16384u, 20480u}) {
+    for (double density : {0.0, 0.3, 1.0}) {
+      SCOPED_TRACE(::testing::Message() << elements << " elements, density " << density);
+      NonzeroTester().sizes({elements}).density(density).run();
+      NonzeroTester().type(DML_TENSOR_DATA_TYPE_UINT8).sizes({4, elements}).density(density).run();
+      NonzeroTester().sizes({elements / 4, 4}).strides({1, elements / 4}).density(density).run();
+      NonzeroTester().sizes({elements}).density(density).fill_values({7}).run();
+    }
+  }
+}
+
 TEST(DeviceNonzero, RandomCases) {
   random_cases(200, [](Rng& rng) { random_nonzero_coordinates(rng).run(); });
 }
