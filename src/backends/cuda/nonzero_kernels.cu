@@ -11,9 +11,9 @@
 //            hundred to a few thousand words, read from L2). For each of its tiles with non-zeros
 //            (its warps' counts summed) it ranks the mask's set bits with a block scan, stages their
 //            local indices in shared memory and writes the coordinates from there, a row per
-//            thread (a 16-byte part per thread for rows wider than 16 bytes), consecutive threads to
-//            consecutive rows; the next tile's mask words are loaded
-//            meanwhile. The last block writes the count.
+//            thread (a 16-byte part per thread for rows wider than 16 bytes), consecutive threads
+//            to consecutive rows; the next tile's mask words are loaded meanwhile. The last block
+//            writes the count.
 //
 // The input is read once; phase 2 reads the mask (1 bit per element), usually still in L2. Earlier
 // versions (bench/NOTES.md): a single-pass scan with decoupled look-back, where every tile waited
@@ -271,14 +271,9 @@ struct Staging {
   static __device__ __forceinline__ uint32_t padded(uint32_t r) { return r + r / 32; }
 };
 
-// Rows stored as vectors (p.vector_rows: dense, and the coordinates aligned to min(row bytes, 16)):
-// a row of 8 or 16 bytes is one vector; wider rows are row_parts(N, C) 16-byte vectors, stored by that
-// many neighbouring lanes (one each), so that a warp's stores cover consecutive bytes. A lane
-// storing every vector of a 32-byte row left each store instruction covering half of every sector
-// it touched (bench/NOTES.md, version 12).
-
-// Stores row `row`'s N coordinates: as one vector where the rows are vector rows of 8 or 16 bytes,
-// else a coordinate at a time.
+// Stores row `row`'s N coordinates: as one vector where the rows are vector rows (p.vector_rows:
+// dense, and aligned to min(row bytes, 16)) of 8 or 16 bytes, else a coordinate at a time. Vector
+// rows wider than 16 bytes go out a part per lane (write_rows).
 template <uint32_t N, class C>
 __device__ __forceinline__ void store_row(const NonzeroParams& p, uint64_t row, const C (&v)[N]) {
   C* out = static_cast<C*>(p.coordinates) + row * p.row_stride;
