@@ -245,43 +245,39 @@ class CudaCopyKernel final : public Kernel {
       }
       item_group[i] = static_cast<uint32_t>(group);
     });
-    // Blocks are numbered within each launch; the table lists every launch's blocks in turn.
-    for (size_t i = 0; i < items_.size(); ++i) {
-      LaunchGroup& group = groups_[item_group[i]];
-      items_[i].first_block = group.blocks;
-      group.blocks += (items_[i].count + kChunk - 1) / kChunk;
-    }
-    uint32_t first = 0;
-    for (LaunchGroup& group : groups_) {
-      group.first_block = first;
-      first += group.blocks;
-    }
-    if (groups_.size() == 1 && items_.size() <= kInlineItems) {
-      DeviceGuard guard(ordinal_);
-      int sms = 0;
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ordinal_);
-      small_ = groups_[0].blocks < static_cast<uint32_t>(sms);
-      if (small_) {  // the same items in chunks of kThreads * kSmallUnroll vectors
-        groups_[0].blocks = 0;
-        for (DeviceItem& item : items_) {
-          item.first_block = groups_[0].blocks;
-          groups_[0].blocks += (item.count + kThreads * kSmallUnroll - 1) / (kThreads * kSmallUnroll);
-        }
+    // Blocks are numbered within each launch, `chunk` vectors each; the table lists every launch's
+    // blocks in turn.
+    const auto blocks_of = [](const DeviceItem& item, uint32_t chunk) { return (item.count + chunk - 1) / chunk; };
+    const auto number_blocks = [&](uint32_t chunk) {
+      for (LaunchGroup& group : groups_) group.blocks = 0;
+      for (size_t i = 0; i < items_.size(); ++i) {
+        LaunchGroup& group = groups_[item_group[i]];
+        items_[i].first_block = group.blocks;
+        group.blocks += blocks_of(items_[i], chunk);
       }
+      uint32_t first = 0;
+      for (LaunchGroup& group : groups_) {
+        group.first_block = first;
+        first += group.blocks;
+      }
+      return first;
+    };
+    const uint32_t blocks = number_blocks(kChunk);
+    if (groups_.size() == 1 && items_.size() <= kInlineItems) {
+      small_ = blocks < device.multiprocessors();
+      if (small_) number_blocks(kThreads * kSmallUnroll);
       inline_ = std::make_unique<InlineItems>();
       std::copy(items_.begin(), items_.end(), inline_->items);
       inline_->count = static_cast<uint32_t>(items_.size());
       return;
     }
-    block_per_item_ = std::all_of(items_.begin(), items_.end(),
-                                  [](const DeviceItem& d) { return d.count >= 1 && d.count <= kChunk; });
+    block_per_item_ =
+        std::all_of(items_.begin(), items_.end(), [&](const DeviceItem& d) { return blocks_of(d, kChunk) == 1; });
     if (block_per_item_) return;
-    block_items_.resize(first);
-    for (size_t i = 0; i < items_.size(); ++i) {
-      const LaunchGroup& group = groups_[item_group[i]];
-      const uint32_t blocks = (items_[i].count + kChunk - 1) / kChunk;
-      std::fill_n(block_items_.begin() + group.first_block + items_[i].first_block, blocks, static_cast<uint32_t>(i));
-    }
+    block_items_.resize(blocks);
+    for (size_t i = 0; i < items_.size(); ++i)
+      std::fill_n(block_items_.begin() + groups_[item_group[i]].first_block + items_[i].first_block,
+                  blocks_of(items_[i], kChunk), static_cast<uint32_t>(i));
   }
 
   uint64_t persistent_bytes() const override {

@@ -11,9 +11,10 @@ namespace opendml::internal {
 
 class CudaDevice final : public Device {
  public:
-  CudaDevice(int ordinal, std::string name);
+  CudaDevice(int ordinal, std::string name, uint32_t multiprocessors);
 
   int ordinal() const { return ordinal_; }
+  uint32_t multiprocessors() const { return multiprocessors_; }  // SMs, for sizing grids
 
   const std::string& name() const override { return name_; }
   Result<CompiledKernel> compile(const Plan& plan) const override;
@@ -27,6 +28,7 @@ class CudaDevice final : public Device {
  private:
   int ordinal_;
   std::string name_;
+  uint32_t multiprocessors_;
 };
 
 // The implementations of each plan kind, fastest first (cuda_device.cpp).

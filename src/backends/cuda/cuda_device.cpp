@@ -1,5 +1,7 @@
 #include "backends/cuda/cuda_device.h"
 
+#include <algorithm>
+
 #include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/cuda_status.h"
 
@@ -12,7 +14,8 @@ Status check_launch(const char* kernel, cudaStream_t stream) {
   return {};
 }
 
-CudaDevice::CudaDevice(int ordinal, std::string name) : ordinal_(ordinal), name_(std::move(name)) {}
+CudaDevice::CudaDevice(int ordinal, std::string name, uint32_t multiprocessors)
+    : ordinal_(ordinal), name_(std::move(name)), multiprocessors_(multiprocessors) {}
 
 std::span<const Implementation<CopyPlan, CudaDevice>> implementations(const CopyPlan&, const CudaDevice&) {
   static constexpr Implementation<CopyPlan, CudaDevice> kList[] = {
@@ -76,7 +79,9 @@ Result<std::shared_ptr<Device>> make_cuda_device(int ordinal) {
                        count == 1 ? "" : "s");
   cudaDeviceProp props{};
   ODML_RETURN_IF_ERROR(cuda_status(cudaGetDeviceProperties(&props, ordinal), "cudaGetDeviceProperties"));
-  return std::shared_ptr<Device>(std::make_shared<CudaDevice>(ordinal, cat("cuda:", ordinal, " (", props.name, ")")));
+  return std::shared_ptr<Device>(
+      std::make_shared<CudaDevice>(ordinal, cat("cuda:", ordinal, " (", props.name, ")"),
+                                   static_cast<uint32_t>(std::max(props.multiProcessorCount, 1))));
 }
 
 }  // namespace opendml::internal

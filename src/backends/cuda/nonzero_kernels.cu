@@ -36,10 +36,6 @@ constexpr uint32_t kWarps = kThreads / 32;
 constexpr uint32_t kVectors = 4;  // 16-byte loads per thread and tile, striped across the block
 constexpr uint32_t kTileBytes = kThreads * kVectors * 16;
 constexpr uint32_t kPassTiles = kThreads / kWarps;  // phase 2 reads the counts of this many tiles at once
-// Inputs of up to this many tiles go to one block, which needs no grid barrier (1.2 us of a 7-us
-// call on an H100; one block working through 4 tiles took 1.6x as long as 4 blocks and the
-// barrier: bench/NOTES.md).
-constexpr uint32_t kOneBlockTiles = 1;
 
 // 32-bit mask words per tile: one bit per element.
 constexpr uint32_t tile_words(uint32_t element_bytes) { return kTileBytes / element_bytes / 32; }
@@ -487,7 +483,9 @@ __global__ void __launch_bounds__(kThreads) nonzero_kernel(const NonzeroParams p
 
   const uint32_t block_total = flag_tiles<T, kContiguous, Index>(p, first_tile, end_tile);
   if (threadIdx.x == 0) p.block_totals[blockIdx.x] = block_total;
-  // A grid of one block (kOneBlockTiles) waits for nothing but itself.
+  // A grid of one block (an input of one tile) waits for nothing but itself: 1.2 us of a 7-us call
+  // on an H100. One block working through four tiles took 1.6x as long as four blocks and the grid
+  // barrier (bench/NOTES.md).
   if (gridDim.x == 1) {
     __syncthreads();
   } else {
@@ -595,21 +593,20 @@ class CudaNonzeroKernel final : public Kernel {
     for (uint32_t j = 0; j < plan.columns; ++j) p.fill_values[j] = plan.fill_values[j];
 
     // As many blocks as can be resident at once (the grid barrier needs all of them), each taking
-    // an equal share of the tiles; one block for inputs of up to kOneBlockTiles tiles.
+    // an equal share of the tiles.
     DeviceGuard guard(ordinal_);
-    int per_sm = 0, sms = 0;
+    int per_sm = 0;
     cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel_, kThreads, 0);
-    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ordinal_);
-    const uint32_t resident = static_cast<uint32_t>(std::max(per_sm, 1) * std::max(sms, 1));
-    p.tiles_per_block = std::max(1u, p.tiles <= kOneBlockTiles ? p.tiles : (p.tiles + resident - 1) / resident);
+    const uint32_t resident = static_cast<uint32_t>(std::max(per_sm, 1)) * device.multiprocessors();
+    p.tiles_per_block = (p.tiles + resident - 1) / resident;
     blocks_ = (p.tiles + p.tiles_per_block - 1) / p.tiles_per_block;
     counts_bytes_ = (uint64_t{p.tiles} * kWarps + blocks_) * 4 + 15 & ~uint64_t{15};
     flag_bytes_ = uint64_t{p.tiles} * tile_words(plan.element_bytes) * 4;
     if (verbose())
       log_verbose(cat("cuda.nonzero tuning: ", kThreads, " threads, ", kVectors,
                       " 16-byte vectors per thread and tile (", kTileBytes, "-byte tiles, 2 in flight per block), ",
-                      kPassTiles, " tiles per pass, one block up to ", kOneBlockTiles, " tiles; ", blocks_,
-                      " blocks of ", p.tiles_per_block, " tiles (", per_sm, " per SM)"));
+                      kPassTiles, " tiles per pass; ", blocks_, " blocks of ", p.tiles_per_block, " tiles (", per_sm,
+                      " per SM)"));
   }
 
   uint64_t temporary_bytes() const override { return counts_bytes_ + flag_bytes_; }
