@@ -3,6 +3,7 @@
 // tensors (Spec), compile an operator once per description (Entry) and bind its regions.
 #pragma once
 
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <span>
@@ -35,13 +36,20 @@ struct Spec {
     t.alignment(alignment);
     return t;
   }
+  // Type, alignment, rank, 'p' or 's', the sizes, and the strides unless packed: grown once and
+  // written in place, since every array-layer call builds its cache key from these.
   void append_key(std::string& key) const {
-    key.append(reinterpret_cast<const char*>(&type), sizeof type);
-    key.append(reinterpret_cast<const char*>(&alignment), sizeof alignment);
-    key.push_back(static_cast<char>(rank));
-    key.push_back(packed ? 'p' : 's');
-    key.append(reinterpret_cast<const char*>(sizes), rank * sizeof(uint32_t));
-    if (!packed) key.append(reinterpret_cast<const char*>(strides), rank * sizeof(uint32_t));
+    const size_t at = key.size(), dims = rank * sizeof(uint32_t);
+    key.resize(at + sizeof type + sizeof alignment + 2 + (packed ? dims : 2 * dims));
+    char* p = key.data() + at;
+    std::memcpy(p, &type, sizeof type);
+    p += sizeof type;
+    std::memcpy(p, &alignment, sizeof alignment);
+    p += sizeof alignment;
+    *p++ = static_cast<char>(rank);
+    *p++ = packed ? 'p' : 's';
+    std::memcpy(p, sizes, dims);
+    if (!packed) std::memcpy(p + dims, strides, dims);
   }
 };
 
@@ -64,7 +72,7 @@ std::unique_ptr<OperatorDesc> split_desc(std::vector<TensorDesc>& d, uint32_t ax
 // Creates and compiles an operator on `device` (not initialized). An array whose type or rank no
 // DirectML feature level takes raises UNSUPPORTED rather than INVALID_ARGUMENT.
 template <class MakeDesc>
-std::unique_ptr<Entry> compile_entry(const Device& device, const std::vector<const Spec*>& tensors, uint32_t extensions,
+std::unique_ptr<Entry> compile_entry(const Device& device, std::span<const Spec* const> tensors, uint32_t extensions,
                                      MakeDesc make_desc, ColumnValues columns = {}) {
   std::vector<TensorDesc> descs;
   std::vector<uint64_t> region_bytes;
