@@ -467,8 +467,12 @@ const std::string& join_split_key(char op, Call& call, uint32_t axis, uint32_t e
   call.place.append_key(key);
   key.append(reinterpret_cast<const char*>(&extensions), sizeof extensions);
   key.append(reinterpret_cast<const char*>(&axis), sizeof axis);
-  whole.append_key(key);
-  for (const Spec& s : pieces) s.append_key(key);
+  size_t bytes = whole.key_bytes();
+  for (const Spec& s : pieces) bytes += s.key_bytes();
+  const size_t at = key.size();
+  key.resize(at + bytes);
+  char* p = whole.write_key(key.data() + at);
+  for (const Spec& s : pieces) p = s.write_key(p);
   return key;
 }
 

@@ -36,12 +36,12 @@ struct Spec {
     t.alignment(alignment);
     return t;
   }
-  // Type, alignment, rank, 'p' or 's', the sizes, and the strides unless packed: grown once and
-  // written in place, since every array-layer call builds its cache key from these.
-  void append_key(std::string& key) const {
-    const size_t at = key.size(), dims = rank * sizeof(uint32_t);
-    key.resize(at + sizeof type + sizeof alignment + 2 + (packed ? dims : 2 * dims));
-    char* p = key.data() + at;
+  // The cache key's part for this tensor: type, alignment, rank, 'p' or 's', the sizes, and the
+  // strides unless packed. Written in place, into a key grown once (every array-layer call builds
+  // one).
+  size_t key_bytes() const { return sizeof type + sizeof alignment + 2 + (packed ? 1 : 2) * rank * sizeof(uint32_t); }
+  char* write_key(char* p) const {
+    const size_t dims = rank * sizeof(uint32_t);
     std::memcpy(p, &type, sizeof type);
     p += sizeof type;
     std::memcpy(p, &alignment, sizeof alignment);
@@ -49,7 +49,14 @@ struct Spec {
     *p++ = static_cast<char>(rank);
     *p++ = packed ? 'p' : 's';
     std::memcpy(p, sizes, dims);
-    if (!packed) std::memcpy(p + dims, strides, dims);
+    p += dims;
+    if (!packed) std::memcpy(p, strides, dims);
+    return packed ? p : p + dims;
+  }
+  void append_key(std::string& key) const {
+    const size_t at = key.size();
+    key.resize(at + key_bytes());
+    write_key(key.data() + at);
   }
 };
 
