@@ -76,25 +76,6 @@ struct Call {
   }
 };
 
-// `count` elements of a call's own: up to N (most calls) in place, more on the heap. A heap
-// allocation per call costs as much as much of the rest of a small call, and a Borrowed or a Spec
-// is large (room for 32 dimensions).
-template <class T, size_t N>
-class Few {
- public:
-  explicit Few(size_t count) : count_(count) {
-    if (count > N) heap_.resize(count);
-  }
-  T& operator[](size_t i) { return data()[i]; }
-  T* data() { return count_ > N ? heap_.data() : local_.data(); }
-  std::span<const T> all() const { return {count_ > N ? heap_.data() : local_.data(), count_}; }
-  std::span<const T> first(size_t n) const { return all().first(n); }
-
- private:
-  size_t count_;
-  std::array<T, N> local_;
-  std::vector<T> heap_;
-};
 using BorrowedArrays = Few<Borrowed, 4>;
 
 std::span<const int64_t> shape_of(const Borrowed& b) { return {b.shape, static_cast<size_t>(b.ndim)}; }
