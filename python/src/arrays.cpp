@@ -57,7 +57,8 @@ struct Call {
   }
   Call(const Call&) = delete;
 
-  Borrowed take(nb::handle array, const Name& what, bool writable) {
+  // `fresh`: an array this call allocated (empty, below).
+  Borrowed take(nb::handle array, const Name& what, bool writable, bool fresh = false) {
     if (first && array.ptr() == like.ptr() && !writable) {
       // Borrowed before the stream was known: with a stream given explicitly, PyTorch's handshake
       // may be needed, which only __dlpack__ makes; so the first borrow serves where none is.
@@ -65,32 +66,21 @@ struct Call {
       first.reset();
       if (target.no_handshake(*framework, array)) return b;
     }
-    return opendml::python::take(array, what, target, writable);
+    return opendml::python::take(array, what, target, writable, fresh);
   }
-  nb::object empty(const std::vector<int64_t>& shape, const char* dtype = nullptr) const {
+  nb::object empty(std::span<const int64_t> shape, const char* dtype = nullptr) const {
     return framework->empty(like, shape, dtype);
   }
-};
-
-// The arrays a call borrows: a few (most calls) in place, more on the heap. A Borrowed is large
-// (room for 32 dimensions), so that a vector of even two would take a large and slow allocation.
-class BorrowedArrays {
- public:
-  explicit BorrowedArrays(size_t count) : count_(count) {
-    if (count > local_.size()) heap_.resize(count);
+  nb::object empty(std::initializer_list<int64_t> shape, const char* dtype = nullptr) const {
+    return empty(std::span<const int64_t>(shape.begin(), shape.size()), dtype);
   }
-  Borrowed& operator[](size_t i) { return count_ > local_.size() ? heap_[i] : local_[i]; }
-  std::span<const Borrowed> all() const { return {count_ > local_.size() ? heap_.data() : local_.data(), count_}; }
-
- private:
-  size_t count_;
-  std::array<Borrowed, 4> local_;
-  std::vector<Borrowed> heap_;
 };
 
-std::vector<int64_t> shape_of(const Borrowed& b) { return std::vector<int64_t>(b.shape, b.shape + b.ndim); }
+using BorrowedArrays = Few<Borrowed, 4>;
 
-std::string shape_string(const std::vector<int64_t>& shape) {
+std::span<const int64_t> shape_of(const Borrowed& b) { return {b.shape, static_cast<size_t>(b.ndim)}; }
+
+std::string shape_string(std::span<const int64_t> shape) {
   std::string s = "(";
   for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
   return s + (shape.size() == 1 ? ",)" : ")");
@@ -194,14 +184,20 @@ Cache& cache() {
   return c;
 }
 
-// The pointers the last execute on this thread bound: tests prove zero copy with them.
-thread_local std::vector<uintptr_t> t_last_inputs, t_last_outputs;
+// What execute binds, reused by every call on the thread (a warm call allocates nothing there, and
+// reaches the thread's storage once). The pointers stay after the call: tests prove zero copy with
+// them (_last_bindings).
+struct Bound {
+  std::vector<std::byte*> in, out;
+  std::vector<odml_buffer_binding> regions;
+};
+thread_local Bound t_bound;
 
 // Creates, compiles and initializes an operator once per description. Initialization uploads the
 // persistent region on the caller's stream and waits for it, once, so that the entry can then run on
 // any stream; every later call finds it here and never waits.
 template <class MakeDesc>
-std::shared_ptr<Entry> compiled(const std::string& key, Call& call, const std::vector<const Spec*>& tensors,
+std::shared_ptr<Entry> compiled(const std::string& key, Call& call, std::span<const Spec* const> tensors,
                                 uint32_t extensions, MakeDesc make_desc, ColumnValues columns = {}) {
   if (std::shared_ptr<Entry> hit = cache().find(key)) return hit;
   const Device& device = device_for(call.place);
@@ -214,33 +210,25 @@ std::shared_ptr<Entry> compiled(const std::string& key, Call& call, const std::v
   return entry;
 }
 
-void execute(const Entry& e, Call& call, const std::vector<const Spec*>& inputs,
-             const std::vector<const Spec*>& outputs) {
-  thread_local std::vector<std::byte*> in, out;  // reused: a warm call allocates nothing here
-  thread_local std::vector<odml_buffer_binding> regions;
-  in.clear();
-  out.clear();
-  t_last_inputs.clear();
-  t_last_outputs.clear();
-  for (const Spec* s : inputs) {
-    in.push_back(s->data);
-    t_last_inputs.push_back(reinterpret_cast<uintptr_t>(s->data));
-  }
-  for (const Spec* s : outputs) {
-    out.push_back(s->data);
-    t_last_outputs.push_back(reinterpret_cast<uintptr_t>(s->data));
-  }
+void execute(const Entry& e, Call& call, std::span<const Spec* const> inputs, std::span<const Spec* const> outputs) {
   // The temporary region comes from the caller's library, so that it is stream-ordered like any
-  // other of its allocations; over-allocated to meet DirectML's 256-byte alignment.
+  // other of its allocations; over-allocated to meet DirectML's 256-byte alignment. Allocated
+  // before t_bound is filled: the library's Python code could call opendml again on this thread.
   nb::object temporary_array;
   void* temporary = nullptr;
   if (e.temporary_bytes) {
-    temporary_array = call.empty({static_cast<int64_t>(e.temporary_bytes + 256)}, "uint8");
-    const Borrowed t = call.take(temporary_array, {call.prefix, "the temporary region"}, true);
+    const int64_t bytes = static_cast<int64_t>(e.temporary_bytes + 256);
+    temporary_array = call.empty({bytes}, "uint8");
+    const Borrowed t = call.take(temporary_array, {call.prefix, "the temporary region"}, true, true);
     temporary = align_256(t.data);
   }
+  Bound& bound = t_bound;
+  bound.in.clear();
+  bound.out.clear();
+  for (const Spec* s : inputs) bound.in.push_back(s->data);
+  for (const Spec* s : outputs) bound.out.push_back(s->data);
   const odml_bindings b =
-      bindings(e, in, out, temporary, e.persistent ? e.persistent->binding().data : nullptr, regions);
+      bindings(e, bound.in, bound.out, temporary, e.persistent ? e.persistent->binding().data : nullptr, bound.regions);
   void* stream = reinterpret_cast<void*>(call.stream);
   if (call.place.cuda) {
     e.op.execute(b, stream);
@@ -402,8 +390,9 @@ nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed,
     coords = pair[0];
     count = pair[1];
   }
-  const Borrowed c = call.take(coords, {call.prefix, "coords"}, true),
-                 k = call.take(count, {call.prefix, "count"}, true);
+  const bool fresh = out.is_none();
+  const Borrowed c = call.take(coords, {call.prefix, "coords"}, true, fresh),
+                 k = call.take(count, {call.prefix, "count"}, true, fresh);
   for (const Borrowed* b : {&c, &k})
     if (b->element_bytes == 8) extensions = ODML_EXTENSION_64BIT_INDICES;  // out= of 64-bit indices
   if (c.ndim != 2)
@@ -429,8 +418,9 @@ nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed,
     key.push_back(static_cast<char>(values->size()));
     key.append(reinterpret_cast<const char*>(values->data()), values->size() * sizeof(uint64_t));
   }
-  const auto entry = compiled(key, call, {&in, &cnt, &crd}, extensions, nonzero_desc, ColumnValues{offsets, fill});
-  execute(*entry, call, {&in}, {&cnt, &crd});
+  const Spec* const tensors[] = {&in, &cnt, &crd};
+  const auto entry = compiled(key, call, tensors, extensions, nonzero_desc, ColumnValues{offsets, fill});
+  execute(*entry, call, std::span(tensors).first(1), std::span(tensors).subspan(1));
   return nb::make_tuple(coords, count);
 }
 
@@ -452,14 +442,18 @@ void check_pieces(Call& call, std::span<const Borrowed> pieces, const char* name
 // The cache key of a JOIN or SPLIT, built in a buffer that every call on the thread reuses (nothing
 // runs between building it and looking it up).
 const std::string& join_split_key(char op, Call& call, uint32_t axis, uint32_t extensions, const Spec& whole,
-                                  const std::vector<Spec>& pieces) {
+                                  std::span<const Spec> pieces) {
   thread_local std::string key;
   key.assign(1, op);
   call.place.append_key(key);
   key.append(reinterpret_cast<const char*>(&extensions), sizeof extensions);
   key.append(reinterpret_cast<const char*>(&axis), sizeof axis);
-  whole.append_key(key);
-  for (const Spec& s : pieces) s.append_key(key);
+  size_t bytes = whole.key_bytes();
+  for (const Spec& s : pieces) bytes += s.key_bytes();
+  const size_t at = key.size();
+  key.resize(at + bytes);
+  char* p = whole.write_key(key.data() + at);
+  for (const Spec& s : pieces) p = s.write_key(p);
   return key;
 }
 
@@ -473,33 +467,35 @@ nb::object concat(nb::handle arrays_arg, int64_t axis, nb::handle out, nb::handl
   if (in[0].ndim == 0) invalid("concat: arrays[0] is 0-d; zero-dimensional arrays cannot be concatenated");
   const uint32_t a = normalize_axis(axis, in[0].ndim, call.prefix);
 
-  std::vector<int64_t> shape = shape_of(in[0]);
+  int64_t shape_storage[kMaxDims];
+  const std::span<int64_t> shape(shape_storage, static_cast<size_t>(in[0].ndim));
+  std::copy(in[0].shape, in[0].shape + in[0].ndim, shape.begin());
   shape[a] = 0;
   for (const Borrowed& b : in.all()) shape[a] += b.ndim == in[0].ndim ? b.shape[a] : 0;
   nb::object result = out.is_none() ? call.empty(shape) : nb::borrow(out);
-  const Borrowed whole = call.take(result, {call.prefix, "out"}, true);
-  if (shape_of(whole) != shape)
+  const Borrowed whole = call.take(result, {call.prefix, "out"}, true, out.is_none());
+  if (!std::ranges::equal(shape_of(whole), shape))
     invalid("concat: out has shape " + shape_string(shape_of(whole)) + " but the result has shape " +
             shape_string(shape));
   check_pieces(call, in.all(), "arrays", whole, a);
   if (whole.size() == 0) return result;
 
-  // Arrays empty along axis take no part: DirectML has no empty tensors.
-  std::vector<Spec> pieces;
-  pieces.reserve(count);  // the pointers taken below stay valid
+  // Arrays empty along axis take no part: DirectML has no empty tensors. tensors: the pieces, then
+  // the whole.
+  Few<Spec, 4> pieces(count);
+  Few<const Spec*, 5> tensors(count + 1);
+  size_t n = 0;
   for (size_t i = 0; i < count; ++i)
-    if (in[i].size() > 0) pieces.push_back(spec_of(in[i], {call.prefix, "arrays", int(i)}));
+    if (in[i].size() > 0) pieces[n++] = spec_of(in[i], {call.prefix, "arrays", int(i)});
   const Spec w = spec_of(whole, {call.prefix, "out"});
-  std::vector<const Spec*> tensors, inputs;
-  tensors.reserve(pieces.size() + 1);
-  inputs.reserve(pieces.size());
-  for (const Spec& s : pieces) tensors.push_back(&s), inputs.push_back(&s);
-  tensors.push_back(&w);
+  for (size_t i = 0; i < n; ++i) tensors[i] = &pieces[i];
+  tensors[n] = &w;
   uint32_t extensions = beyond_32_bits(whole) ? ODML_EXTENSION_64BIT_INDICES : 0;
   for (const Borrowed& b : in.all()) extensions |= beyond_32_bits(b) ? ODML_EXTENSION_64BIT_INDICES : 0;
-  const auto entry = compiled(join_split_key('J', call, a, extensions, w, pieces), call, tensors, extensions,
-                              [a](std::vector<TensorDesc>& d) { return join_desc(d, a); });
-  execute(*entry, call, inputs, {&w});
+  const auto entry =
+      compiled(join_split_key('J', call, a, extensions, w, pieces.first(n)), call, tensors.first(n + 1), extensions,
+               [a](std::vector<TensorDesc>& d) { return join_desc(d, a); });
+  execute(*entry, call, tensors.first(n), tensors.all().subspan(n, 1));
   return result;
 }
 
@@ -538,10 +534,11 @@ nb::list split(nb::handle x, nb::handle sizes, int64_t axis, nb::handle out, nb:
   const uint32_t extensions = beyond_32_bits(input) ? ODML_EXTENSION_64BIT_INDICES : 0;
   nb::list parts;
   if (out.is_none()) {
-    std::vector<int64_t> shape = shape_of(input);
+    int64_t shape[kMaxDims];
+    std::copy(input.shape, input.shape + input.ndim, shape);
     for (int64_t s : sections) {
       shape[a] = s;
-      parts.append(call.empty(shape));
+      parts.append(call.empty({shape, static_cast<size_t>(input.ndim)}));
     }
   } else {
     for (nb::handle o : sequence(out, {call.prefix, "out"})) parts.append(o);
@@ -551,7 +548,7 @@ nb::list split(nb::handle x, nb::handle sizes, int64_t axis, nb::handle out, nb:
   }
   BorrowedArrays outs(sections.size());
   for (size_t i = 0; i < sections.size(); ++i) {
-    outs[i] = call.take(parts[i], {call.prefix, "out", int(i)}, true);
+    outs[i] = call.take(parts[i], {call.prefix, "out", int(i)}, true, out.is_none());
     if (outs[i].ndim == input.ndim && outs[i].shape[a] != sections[i])
       invalid("split: out[" + std::to_string(i) + "] is " + std::to_string(outs[i].shape[a]) + " long along axis " +
               std::to_string(a) + " but its section is " + std::to_string(sections[i]));
@@ -559,16 +556,19 @@ nb::list split(nb::handle x, nb::handle sizes, int64_t axis, nb::handle out, nb:
   check_pieces(call, outs.all(), "out", input, a);
   if (input.size() == 0) return parts;
 
-  std::vector<Spec> pieces;
-  pieces.reserve(sections.size());
+  // Sections empty along axis take no part. tensors: the whole, then the pieces.
+  Few<Spec, 4> pieces(sections.size());
+  Few<const Spec*, 5> tensors(sections.size() + 1);
+  size_t n = 0;
   for (size_t i = 0; i < sections.size(); ++i)
-    if (outs[i].size() > 0) pieces.push_back(spec_of(outs[i], {call.prefix, "out", int(i)}));
+    if (outs[i].size() > 0) pieces[n++] = spec_of(outs[i], {call.prefix, "out", int(i)});
   const Spec w = spec_of(input, {call.prefix, "x"});
-  std::vector<const Spec*> tensors{&w}, outputs;
-  for (const Spec& s : pieces) tensors.push_back(&s), outputs.push_back(&s);
-  const auto entry = compiled(join_split_key('S', call, a, extensions, w, pieces), call, tensors, extensions,
-                              [a](std::vector<TensorDesc>& d) { return split_desc(d, a); });
-  execute(*entry, call, {&w}, outputs);
+  tensors[0] = &w;
+  for (size_t i = 0; i < n; ++i) tensors[i + 1] = &pieces[i];
+  const auto entry =
+      compiled(join_split_key('S', call, a, extensions, w, pieces.first(n)), call, tensors.first(n + 1), extensions,
+               [a](std::vector<TensorDesc>& d) { return split_desc(d, a); });
+  execute(*entry, call, tensors.first(1), tensors.all().subspan(1, n));
   return parts;
 }
 
@@ -593,7 +593,14 @@ void bind_arrays(nb::module_& m) {
   m.def(
       "set_cache_capacity", [](size_t n) { cache().set_capacity(n); }, "capacity"_a);
   m.def("clear_cache", [] { cache().clear(); });
-  m.def("_last_bindings", [] { return std::make_pair(t_last_inputs, t_last_outputs); });
+  m.def("_last_bindings", [] {
+    const auto addresses = [](const std::vector<std::byte*>& v) {
+      std::vector<uintptr_t> a;
+      for (std::byte* p : v) a.push_back(reinterpret_cast<uintptr_t>(p));
+      return a;
+    };
+    return std::make_pair(addresses(t_bound.in), addresses(t_bound.out));
+  });
   // Whether arrays of this one's type are borrowed through their library's DLPack C exchange API.
   m.def("_borrows_through_exchange_api", [](nb::handle array) { return framework_for(array).exchange != nullptr; });
 }

@@ -4,9 +4,11 @@
 
 #include <nanobind/nanobind.h>
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "opendml/opendml.hpp"
 
@@ -61,6 +63,26 @@ inline nb::sequence sequence(nb::handle value, const Name& what) {
     invalid(what + " is a " + nb::type_name(value.type()).c_str() + "; it must be a sequence (a list or tuple)");
   return nb::borrow<nb::sequence>(value);
 }
+
+// `count` elements of one call's own: up to N (most calls) in place, more on the heap. A heap
+// allocation per call costs a good part of a small call's host time, and a Borrowed or a Spec is
+// large (room for 32 dimensions).
+template <class T, size_t N>
+class Few {
+ public:
+  explicit Few(size_t count) : count_(count) {
+    if (count > N) heap_.resize(count);
+  }
+  T& operator[](size_t i) { return data()[i]; }
+  T* data() { return count_ > N ? heap_.data() : local_.data(); }
+  std::span<const T> all() const { return {count_ > N ? heap_.data() : local_.data(), count_}; }
+  std::span<const T> first(size_t n) const { return all().first(n); }
+
+ private:
+  size_t count_;
+  std::array<T, N> local_;
+  std::vector<T> heap_;
+};
 
 void bind_descriptors(nb::module_& m);
 void bind_arrays(nb::module_& m);

@@ -35,24 +35,35 @@ struct PyCompiled {
   Place place = place_of(device);  // found once: every execute needs it
 };
 
+// The arrays one call borrows, held until it returns: in place for a few.
+class Borrows {
+ public:
+  explicit Borrows(size_t most) : arrays_(most) {}
+  const Borrowed& add(Borrowed b) { return arrays_[n_++] = std::move(b); }
+
+ private:
+  Few<Borrowed, 6> arrays_;
+  size_t n_ = 0;
+};
+
+// Bindings in their order, in place for a few.
+using Regions = Few<odml_buffer_binding, 4>;
+
 // One binding: None (unbound), (address, bytes), or an array on the operator's device.
-odml_buffer_binding region_of(nb::handle obj, const Name& what, const Target& target, std::vector<Borrowed>& borrowed) {
+odml_buffer_binding region_of(nb::handle obj, const Name& what, const Target& target, Borrows& borrowed) {
   if (obj.is_none()) return {};
   if (nb::isinstance<nb::tuple>(obj)) {
     const auto t = nb::cast<nb::tuple>(obj);
     if (t.size() != 2) invalid(what + " is a tuple of " + std::to_string(t.size()) + "; a region is (address, bytes)");
     return {reinterpret_cast<void*>(nb::cast<uintptr_t>(t[0])), nb::cast<uint64_t>(t[1])};
   }
-  borrowed.push_back(take(obj, what, target, false));
-  const Borrowed& b = borrowed.back();
+  const Borrowed& b = borrowed.add(take(obj, what, target, false));
   return {b.data, b.extent_bytes()};
 }
 
-std::vector<odml_buffer_binding> regions_of(const std::vector<nb::object>& objs, const char* what, const Target& target,
-                                            std::vector<Borrowed>& borrowed) {
-  std::vector<odml_buffer_binding> out;
-  out.reserve(objs.size());
-  for (size_t i = 0; i < objs.size(); ++i) out.push_back(region_of(objs[i], {"", what, int(i)}, target, borrowed));
+Regions regions_of(const std::vector<nb::object>& objs, const char* what, const Target& target, Borrows& borrowed) {
+  Regions out(objs.size());
+  for (size_t i = 0; i < objs.size(); ++i) out[i] = region_of(objs[i], {"", what, int(i)}, target, borrowed);
   return out;
 }
 
@@ -72,11 +83,10 @@ void initialize(PyCompiled& c, std::optional<std::vector<nb::object>> inputs, nb
     c.op.initialize(odml_bindings{nullptr, 0, nullptr, 0, {}, kept(c.persistent)}, s);
     return;
   }
-  std::vector<Borrowed> borrowed;
-  const std::vector<odml_buffer_binding> in =
-      inputs ? regions_of(*inputs, "inputs", target, borrowed) : std::vector<odml_buffer_binding>{};
+  Borrows borrowed((inputs ? inputs->size() : 0) + 1);
+  Regions in = inputs ? regions_of(*inputs, "inputs", target, borrowed) : Regions(0);
   c.op.initialize(odml_bindings{in.data(),
-                                static_cast<uint32_t>(in.size()),
+                                static_cast<uint32_t>(in.all().size()),
                                 nullptr,
                                 0,
                                 {},
@@ -87,16 +97,15 @@ void initialize(PyCompiled& c, std::optional<std::vector<nb::object>> inputs, nb
 void execute(const PyCompiled& c, const std::vector<nb::object>& inputs, const std::vector<nb::object>& outputs,
              nb::handle temporary, nb::handle persistent, nb::handle stream_obj) {
   const Target target{c.place, stream_handle(stream_obj)};
-  std::vector<Borrowed> borrowed;
-  borrowed.reserve(inputs.size() + outputs.size() + 2);
-  const auto in = regions_of(inputs, "inputs", target, borrowed);
-  const auto out = regions_of(outputs, "outputs", target, borrowed);
+  Borrows borrowed(inputs.size() + outputs.size() + 2);
+  Regions in = regions_of(inputs, "inputs", target, borrowed), out = regions_of(outputs, "outputs", target, borrowed);
   const odml_buffer_binding t =
       temporary.is_none() ? kept(c.temporary) : region_of(temporary, {"", "temporary"}, target, borrowed);
   const odml_buffer_binding p =
       persistent.is_none() ? kept(c.persistent) : region_of(persistent, {"", "persistent"}, target, borrowed);
   c.op.execute(
-      odml_bindings{in.data(), static_cast<uint32_t>(in.size()), out.data(), static_cast<uint32_t>(out.size()), t, p},
+      odml_bindings{in.data(), static_cast<uint32_t>(in.all().size()), out.data(), static_cast<uint32_t>(out.all().size()),
+                    t, p},
       reinterpret_cast<void*>(target.stream));
 }
 

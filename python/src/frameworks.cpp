@@ -67,14 +67,14 @@ const Framework& framework_for(nb::handle array) {
   return it->second;
 }
 
-static nb::tuple shape_tuple(const std::vector<int64_t>& shape) {
+static nb::tuple shape_tuple(std::span<const int64_t> shape) {
   nb::tuple t = nb::borrow<nb::tuple>(checked(PyTuple_New(static_cast<Py_ssize_t>(shape.size()))));
   for (size_t i = 0; i < shape.size(); ++i)
     PyTuple_SET_ITEM(t.ptr(), i, checked(PyLong_FromLongLong(shape[i])).release().ptr());
   return t;
 }
 
-nb::object Framework::empty(nb::handle like, const std::vector<int64_t>& shape, const char* dtype) const {
+nb::object Framework::empty(nb::handle like, std::span<const int64_t> shape, const char* dtype) const {
   if (!is_torch())
     return adapter.attr("empty")(like, shape_tuple(shape), dtype ? nb::object(nb::str(dtype)) : nb::none());
   // like.new_empty(*shape[, dtype=...]): PyTorch parses sizes given one by one faster than a tuple
@@ -115,7 +115,8 @@ intptr_t Framework::current_stream(nb::handle like, int device) const {
   return nb::cast<intptr_t>(adapter.attr("current_stream")(like, device));
 }
 
-Borrowed take_torch(const Framework& f, nb::handle array, const Name& what, std::optional<Place> place, bool writable) {
+Borrowed take_torch(const Framework& f, nb::handle array, const Name& what, std::optional<Place> place, bool writable,
+                    bool fresh) {
   static PyObject* const requires_grad = PyUnicode_InternFromString("requires_grad");
   Borrowed b;
   DLTensor view;
@@ -133,7 +134,7 @@ Borrowed take_torch(const Framework& f, nb::handle array, const Name& what, std:
   }
   if (place && !(b.place == *place))
     invalid(what + " is on " + b.place.name() + " but the work runs on " + place->name());
-  if (writable && PyObject_IsTrue(checked(PyObject_GetAttr(array.ptr(), requires_grad)).ptr()) == 1)
+  if (writable && !fresh && PyObject_IsTrue(checked(PyObject_GetAttr(array.ptr(), requires_grad)).ptr()) == 1)
     invalid(what + " requires grad; opendml cannot write into it (pass a tensor that does not, or detach it)");
   return b;
 }
@@ -151,9 +152,9 @@ bool Target::no_handshake(const Framework& f, nb::handle array) const {
   return torch_current == 1;
 }
 
-Borrowed take(nb::handle array, const Name& what, const Target& target, bool writable) {
+Borrowed take(nb::handle array, const Name& what, const Target& target, bool writable, bool fresh) {
   const Framework& f = framework_for(array);
-  if (f.is_torch() && target.no_handshake(f, array)) return take_torch(f, array, what, target.place, writable);
+  if (f.is_torch() && target.no_handshake(f, array)) return take_torch(f, array, what, target.place, writable, fresh);
   const Place p = place_of_array(array, what);
   if (!(p == target.place)) invalid(what + " is on " + p.name() + " but the work runs on " + target.place.name());
   return borrow(array, what, target.place, target.stream, writable);

@@ -2,6 +2,7 @@
 // stream it considers current, and how to borrow its arrays fastest.
 #pragma once
 
+#include <span>
 #include <unordered_map>
 #include <vector>
 
@@ -26,7 +27,7 @@ struct Framework {
   bool is_torch() const { return torch_to_dlpack.is_valid(); }
 
   // A new array on `like`'s device with `like`'s dtype, or the one named ("uint32", "int64", ...).
-  nb::object empty(nb::handle like, const std::vector<int64_t>& shape, const char* dtype) const;
+  nb::object empty(nb::handle like, std::span<const int64_t> shape, const char* dtype) const;
   // The cudaStream_t its library runs on for CUDA device `device`.
   intptr_t current_stream(nb::handle like, int device) const;
 };
@@ -52,11 +53,14 @@ struct Target {
 
 // A PyTorch tensor through to_dlpack (a C function, and one call for its place and layout), checked
 // to be at `place` where one is given.
-Borrowed take_torch(const Framework& f, nb::handle array, const Name& what, std::optional<Place> place, bool writable);
+// `fresh`: the array is one that this call just allocated with new_empty (Framework::empty), which
+// never requires grad, so the check for it is skipped.
+Borrowed take_torch(const Framework& f, nb::handle array, const Name& what, std::optional<Place> place, bool writable,
+                    bool fresh = false);
 
 // Borrows `array` for work at target.place on target.stream, or raises naming `what` if it lives
 // elsewhere. PyTorch tensors go through to_dlpack, without the handshake, when the stream is
 // PyTorch's current one; everything else goes through __dlpack__ and its handshake.
-Borrowed take(nb::handle array, const Name& what, const Target& target, bool writable);
+Borrowed take(nb::handle array, const Name& what, const Target& target, bool writable, bool fresh = false);
 
 }  // namespace opendml::python

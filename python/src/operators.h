@@ -3,6 +3,7 @@
 // tensors (Spec), compile an operator once per description (Entry) and bind its regions.
 #pragma once
 
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <span>
@@ -35,13 +36,27 @@ struct Spec {
     t.alignment(alignment);
     return t;
   }
+  // The cache key's part for this tensor: type, alignment, rank, 'p' or 's', the sizes, and the
+  // strides unless packed. Written in place, into a key grown once (every array-layer call builds
+  // one).
+  size_t key_bytes() const { return sizeof type + sizeof alignment + 2 + (packed ? 1 : 2) * rank * sizeof(uint32_t); }
+  char* write_key(char* p) const {
+    const size_t dims = rank * sizeof(uint32_t);
+    std::memcpy(p, &type, sizeof type);
+    p += sizeof type;
+    std::memcpy(p, &alignment, sizeof alignment);
+    p += sizeof alignment;
+    *p++ = static_cast<char>(rank);
+    *p++ = packed ? 'p' : 's';
+    std::memcpy(p, sizes, dims);
+    p += dims;
+    if (!packed) std::memcpy(p, strides, dims);
+    return packed ? p : p + dims;
+  }
   void append_key(std::string& key) const {
-    key.append(reinterpret_cast<const char*>(&type), sizeof type);
-    key.append(reinterpret_cast<const char*>(&alignment), sizeof alignment);
-    key.push_back(static_cast<char>(rank));
-    key.push_back(packed ? 'p' : 's');
-    key.append(reinterpret_cast<const char*>(sizes), rank * sizeof(uint32_t));
-    if (!packed) key.append(reinterpret_cast<const char*>(strides), rank * sizeof(uint32_t));
+    const size_t at = key.size();
+    key.resize(at + key_bytes());
+    write_key(key.data() + at);
   }
 };
 
@@ -64,7 +79,7 @@ std::unique_ptr<OperatorDesc> split_desc(std::vector<TensorDesc>& d, uint32_t ax
 // Creates and compiles an operator on `device` (not initialized). An array whose type or rank no
 // DirectML feature level takes raises UNSUPPORTED rather than INVALID_ARGUMENT.
 template <class MakeDesc>
-std::unique_ptr<Entry> compile_entry(const Device& device, const std::vector<const Spec*>& tensors, uint32_t extensions,
+std::unique_ptr<Entry> compile_entry(const Device& device, std::span<const Spec* const> tensors, uint32_t extensions,
                                      MakeDesc make_desc, ColumnValues columns = {}) {
   std::vector<TensorDesc> descs;
   std::vector<uint64_t> region_bytes;

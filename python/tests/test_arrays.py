@@ -375,6 +375,37 @@ def test_repeated_calls_hit_the_cache_with_every_array_kind():
         assert (info["size"], info["misses"], info["hits"]) == (2, 2, 4), make
 
 
+def test_the_cache_key_sees_every_change_of_layout_type_and_count():
+    # The key is written in place per tensor (python/src/operators.h, Spec::write_key): calls of one
+    # shape back to back that differ only in strides, type, alignment, the number of arrays (past
+    # the four a call keeps in place) or which of them are empty must each miss, and compute their own.
+    opendml.clear_cache()
+    base = torch.arange(96, dtype=torch.float32).reshape(8, 12)
+    cases = [
+        [base[:, :4], base[:, 4:8]],  # strided views
+        [base[:, :4].contiguous(), base[:, 4:8].contiguous()],  # the same shapes, packed
+        [base[:, :4].to(torch.int32), base[:, 4:8].to(torch.int32)],  # another type
+        [base.flatten()[1:33].reshape(8, 4), base[:, 4:8].contiguous()],  # 4-byte aligned start
+        [base[:, i : i + 2] for i in range(0, 12, 2)],  # six arrays: past the in-place four
+        [base[:, i : i + 2] for i in range(0, 12, 2)] + [base[:, :0]],  # the same operator: empties take no part
+        [base[:, :0], base[:, :3], base[:, :0], base[:, 3:5], base[:, :0]],  # empty ones between
+    ]
+    for _ in range(2):
+        for arrays in cases:
+            r = opendml.concat(arrays, axis=1)
+            assert torch.equal(r, torch.cat(arrays, 1)) and r.dtype == arrays[0].dtype and not r.requires_grad
+    info = opendml.cache_info()
+    assert (info["misses"], info["hits"]) == (len(cases) - 1, len(cases) + 1)
+    x = base.T  # split into many sections (empty ones too), strided and packed
+    for sizes in ([2, 0, 3, 1, 0, 4, 2], [12], [1] * 12):
+        for y in (x, x.contiguous()):
+            parts = opendml.split(y, sizes, axis=0)
+            assert all(torch.equal(p, q) for p, q in zip(parts, torch.split(y, sizes, 0)))
+    grad = torch.ones(3, 2, requires_grad=True)
+    r = opendml.concat([grad, grad])  # a result the call allocates never requires grad
+    assert torch.equal(r, torch.ones(6, 2)) and not r.requires_grad
+
+
 def test_threads_share_the_cache():
     x = np.arange(1 << 16, dtype=np.float32)
     want = np.concatenate([x, x])

@@ -70,6 +70,20 @@ def test_nonzero_seed_example():
     assert coords[:4].tolist() == [[0, 0, 0], [0, 0, 3], [0, 1, 1], [0, 1, 3]]
 
 
+def test_execute_binds_more_arrays_than_it_keeps_in_place():
+    # execute keeps the arrays it borrows and their regions in place up to a few, on the heap past
+    # them (python/src/descriptors.cpp): nine inputs, each bound where it is, whatever the count.
+    parts = [np.arange(k, k + 3, dtype=np.float32) for k in range(0, 27, 3)]
+    desc = opendml.JoinDesc([TensorDesc(F32, [3])] * 9, TensorDesc(F32, [27]), 0)
+    op = opendml.Operator(opendml.Device(), desc).compile()
+    op.initialize()
+    for n_raw in (0, 4, 9):  # arrays and (address, bytes) regions mixed
+        bound = [(p.ctypes.data, p.nbytes) if i < n_raw else p for i, p in enumerate(parts)]
+        out = np.full(27, -1, np.float32)
+        op.execute(bound, [out])
+        np.testing.assert_array_equal(out, np.arange(27, dtype=np.float32))
+
+
 def test_owned_by_dml_input_is_bound_at_initialize():
     owned = TensorDesc(F32, [1, 1, 1, 2], flags=opendml.TensorFlags.OWNED_BY_DML)
     desc = opendml.JoinDesc([owned, TensorDesc(F32, [1, 1, 1, 1])], TensorDesc(F32, [1, 1, 1, 3]), 3)
