@@ -200,6 +200,31 @@ TEST(DeviceJoin, FewAndManyInputsOfEverySize) {
   }
 }
 
+// Many pieces of one shape: the GPU works out each block's piece from its number (cuda.copy's
+// uniform items), one block or several per piece, rows of one or many elements; a piece of another
+// layout (transposed) or size takes the general path.
+TEST(DeviceJoin, ManyPiecesOfOneShape) {
+  for (uint32_t count : {9u, 40u, 1000u}) {
+    for (uint32_t columns : {5u, 1024u, 4100u, 40000u}) {
+      if (uint64_t{count} * columns > (uint64_t{1} << 23)) continue;
+      SCOPED_TRACE(::testing::Message() << count << " pieces of " << columns << " floats");
+      const std::vector<Shape> pieces(count, Shape{1, columns});
+      JoinTester().axis(1).inputs(pieces).run();
+      SplitTester().axis(1).outputs(pieces).run();
+      JoinTester().axis(0).inputs(pieces).run();
+      SplitTester().axis(0).outputs(pieces).run();
+    }
+  }
+  const std::vector<Shape> rows(12, Shape{37, 100});
+  JoinTester().axis(1).inputs(rows).run();
+  SplitTester().axis(1).outputs(rows).run();
+  JoinTester().axis(0).inputs(rows).output_strides({1, 37 * 12}).run();  // a transposed output
+  std::vector<Shape> one_other(12, Shape{37, 37});
+  std::vector<Shape> transposed(12);
+  transposed[7] = {1, 37};
+  JoinTester().axis(1).inputs(one_other).input_strides(transposed).run();
+}
+
 // Outputs over 1 MiB make the CPU backend split the work over threads.
 TEST(DeviceJoin, LargeEnoughForEveryThread) {
   JoinTester().axis(1).inputs({{256, 700}, {256, 1100}}).run();                                 // 1.8 MiB

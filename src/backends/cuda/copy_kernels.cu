@@ -9,7 +9,8 @@
 //
 // Metadata (items, the block -> item table, the slices' column table) is built at compile and
 // uploaded to the persistent region at initialize (plans of up to kInlineItems items instead pass
-// theirs in the kernel parameters); the tensors' addresses, which change with every
+// theirs in the kernel parameters, and so do plans of many items of one shape, as one item and
+// its steps: UniformItems); the tensors' addresses, which change with every
 // execute, travel as kernel parameters (up to kLargeTable pointers, CUDA 12.1+ allows 32 KiB of
 // parameters), so execute is one launch per group of kLargeTable tensors and copies nothing from
 // the host.
@@ -223,6 +224,73 @@ struct CopyLaunch {
   }
 };
 
+// Items that differ only in one tensor and in offsets that step evenly: a JOIN or SPLIT of many
+// tensors of one shape (1000 inputs of 4 KiB). Every block works out its item and chunk from its
+// number, so no block waits on a load of its metadata before its copy starts. The shared tensor
+// is slot 0 of the pointer table, item i's own tensor slot 1 + i.
+struct UniformItems {
+  DeviceItem item;              // item 0 (src, dst and first_block unused)
+  uint32_t blocks_per_item;     // chunks of kChunk vectors
+  bool shared_src;              // SPLIT: the items share their source; JOIN: their destination
+  uint64_t src_step, dst_step;  // item i's offsets: item 0's + i * step (in vectors, modulo 2^64)
+};
+
+template <uint32_t kCapacity>
+__global__ void __launch_bounds__(kThreads)
+    uniform_copy_kernel(const __grid_constant__ UniformItems u, const __grid_constant__ PointerTable<kCapacity> table) {
+  const uint32_t i = blockIdx.x / u.blocks_per_item;
+  const uint32_t chunk = blockIdx.x - i * u.blocks_per_item;
+  const std::byte* src = table.p[u.shared_src ? 0 : 1 + i];
+  std::byte* dst = table.p[u.shared_src ? 1 + i : 0];
+  with_width(u.item.width, [&]<uint32_t kWidth>() {
+    copy_chunk<kWidth, kUnroll>(u.item, src + i * u.src_step * kWidth, dst + i * u.dst_step * kWidth, chunk * kChunk);
+  });
+}
+
+template <uint32_t kCapacity>
+struct UniformLaunch {
+  static void launch(const LaunchGroup& group, const PointerTable<kCapacity>& table, cudaStream_t stream,
+                     const UniformItems* u) {
+    uniform_copy_kernel<kCapacity><<<group.blocks, kThreads, 0, stream>>>(*u, table);
+  }
+};
+
+// The items as UniformItems, with their launch in `group`, where they qualify (above).
+std::unique_ptr<UniformItems> uniform_items(const CopyPlan& plan, const DeviceItem& first, LaunchGroup& group) {
+  const std::vector<CopyItem>& items = plan.items;
+  if (items.size() < 2 || items.size() + 1 > kLargeTable) return nullptr;
+  const CopyItem& a = items[0];
+  const bool shared_src = items[1].input == a.input;
+  if (!shared_src && items[1].output != a.output) return nullptr;
+  const uint64_t src_step = items[1].src_offset - a.src_offset, dst_step = items[1].dst_offset - a.dst_offset;
+  const auto same_shape = [&](const CopyItem& c) {
+    if (c.width != a.width || c.rank != a.rank) return false;
+    for (uint32_t d = 0; d < a.rank; ++d)
+      if (c.sizes[d] != a.sizes[d] || c.src_strides[d] != a.src_strides[d] || c.dst_strides[d] != a.dst_strides[d])
+        return false;
+    return true;
+  };
+  for (size_t i = 0; i < items.size(); ++i) {
+    const CopyItem& c = items[i];
+    if (!same_shape(c) || (shared_src ? c.input != a.input : c.output != a.output) ||
+        c.src_offset != a.src_offset + i * src_step || c.dst_offset != a.dst_offset + i * dst_step)
+      return nullptr;
+  }
+  const uint64_t blocks_per_item = (first.count + kChunk - 1) / kChunk;
+  if (blocks_per_item * items.size() > INT32_MAX) return nullptr;
+  auto u = std::make_unique<UniformItems>();
+  u->item = first;
+  u->blocks_per_item = static_cast<uint32_t>(blocks_per_item);
+  u->shared_src = shared_src;
+  u->src_step = src_step;
+  u->dst_step = dst_step;
+  group = LaunchGroup{};
+  group.slots.push_back({!shared_src, shared_src ? a.input : a.output});
+  for (const CopyItem& c : items) group.slots.push_back({shared_src, shared_src ? c.output : c.input});
+  group.blocks = static_cast<uint32_t>(blocks_per_item * items.size());
+  return u;
+}
+
 class CudaCopyKernel final : public Kernel {
  public:
   CudaCopyKernel(const CopyPlan& plan, const CudaDevice& device) : ordinal_(device.ordinal()) {
@@ -271,6 +339,8 @@ class CudaCopyKernel final : public Kernel {
       inline_->count = static_cast<uint32_t>(items_.size());
       return;
     }
+    uniform_ = uniform_items(plan, items_[0], uniform_group_);
+    if (uniform_) return;
     block_per_item_ =
         std::all_of(items_.begin(), items_.end(), [&](const DeviceItem& d) { return blocks_of(d, kChunk) == 1; });
     if (block_per_item_) return;
@@ -281,11 +351,11 @@ class CudaCopyKernel final : public Kernel {
   }
 
   uint64_t persistent_bytes() const override {
-    return inline_ ? 0 : block_table_offset() + block_items_.size() * sizeof(uint32_t);
+    return inline_ || uniform_ ? 0 : block_table_offset() + block_items_.size() * sizeof(uint32_t);
   }
 
   Status initialize(std::byte* persistent, void* stream) const override {
-    if (inline_) return {};
+    if (inline_ || uniform_) return {};
     DeviceGuard guard(ordinal_);
     const auto s = static_cast<cudaStream_t>(stream);
     ODML_RETURN_IF_ERROR(cuda_status(
@@ -306,6 +376,10 @@ class CudaCopyKernel final : public Kernel {
       kernel<<<groups_[0].blocks, kThreads, 0, stream>>>(*inline_, pointer_table<kSmallTable>(groups_[0], args));
       return check_launch("cuda.copy", stream);
     }
+    if (uniform_) {
+      launch_with_table<UniformLaunch>(uniform_group_, args, stream, uniform_.get());
+      return check_launch("cuda.copy", stream);
+    }
     const auto* items = reinterpret_cast<const DeviceItem*>(args.persistent);
     const auto* block_items =
         block_per_item_ ? nullptr : reinterpret_cast<const uint32_t*>(args.persistent + block_table_offset());
@@ -323,9 +397,11 @@ class CudaCopyKernel final : public Kernel {
   std::vector<DeviceItem> items_;
   std::vector<uint32_t> block_items_;
   std::vector<LaunchGroup> groups_;
-  std::unique_ptr<InlineItems> inline_;  // set when the items travel in the kernel parameters
-  bool block_per_item_ = false;          // block b copies item b: no block -> item table
-  bool small_ = false;                   // inline items in chunks of kThreads * kSmallUnroll vectors
+  std::unique_ptr<InlineItems> inline_;    // set when the items travel in the kernel parameters
+  std::unique_ptr<UniformItems> uniform_;  // set when the items are uniform (UniformItems)
+  LaunchGroup uniform_group_;
+  bool block_per_item_ = false;  // block b copies item b: no block -> item table
+  bool small_ = false;           // inline items in chunks of kThreads * kSmallUnroll vectors
 };
 
 // ---- cuda.slices -------------------------------------------------------------------------------
