@@ -256,9 +256,11 @@ struct UniformLaunch {
 };
 
 // The items as UniformItems, with their launch in `group`, where they qualify (above).
-std::unique_ptr<UniformItems> uniform_items(const CopyPlan& plan, const DeviceItem& first, LaunchGroup& group) {
+std::unique_ptr<UniformItems> uniform_items(const CopyPlan& plan, const std::vector<DeviceItem>& device_items,
+                                            LaunchGroup& group) {
   const std::vector<CopyItem>& items = plan.items;
   if (items.size() < 2 || items.size() + 1 > kLargeTable) return nullptr;
+  const DeviceItem& first = device_items[0];
   const CopyItem& a = items[0];
   const bool shared_src = items[1].input == a.input;
   if (!shared_src && items[1].output != a.output) return nullptr;
@@ -339,7 +341,7 @@ class CudaCopyKernel final : public Kernel {
       inline_->count = static_cast<uint32_t>(items_.size());
       return;
     }
-    uniform_ = uniform_items(plan, items_[0], uniform_group_);
+    uniform_ = uniform_items(plan, items_, uniform_group_);
     if (uniform_) return;
     block_per_item_ =
         std::all_of(items_.begin(), items_.end(), [&](const DeviceItem& d) { return blocks_of(d, kChunk) == 1; });
