@@ -227,10 +227,10 @@ struct Runner {
     const double densities[] = {0.0, 0.01, 0.5, 0.99, 1.0};
     std::vector<uint64_t> sizes = {uint64_t{1} << 20, uint64_t{1} << 24};
     std::vector<uint32_t> ranks = {1, 2, 4, 8};
-    if (options.quick) sizes = {uint64_t{1} << 20}, ranks = {1, 4};
     // Inputs of one to a few dozen tiles, where launch, barrier and latency are most of the time.
-    for (const int log2 : {10, 12, 13, 14, 15, 16, 17}) {
-      if (options.quick) break;
+    std::vector<int> small_log2 = {10, 12, 13, 14, 15, 16, 17};
+    if (options.quick) sizes = {uint64_t{1} << 20}, ranks = {1, 4}, small_log2.clear();
+    for (const int log2 : small_log2) {
       const uint64_t n = uint64_t{1} << log2;
       nonzero_case(types[0], type_names[0], type_bytes[0], n, 2, 0.5, bench::random_elements(n, 4, 0.5, n), 4);
     }

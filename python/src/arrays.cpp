@@ -492,9 +492,8 @@ nb::object concat(nb::handle arrays_arg, int64_t axis, nb::handle out, nb::handl
   tensors[n] = &w;
   uint32_t extensions = beyond_32_bits(whole) ? ODML_EXTENSION_64BIT_INDICES : 0;
   for (const Borrowed& b : in.all()) extensions |= beyond_32_bits(b) ? ODML_EXTENSION_64BIT_INDICES : 0;
-  const auto entry =
-      compiled(join_split_key('J', call, a, extensions, w, pieces.first(n)), call, tensors.first(n + 1), extensions,
-               [a](std::vector<TensorDesc>& d) { return join_desc(d, a); });
+  const auto entry = compiled(join_split_key('J', call, a, extensions, w, pieces.first(n)), call, tensors.first(n + 1),
+                              extensions, [a](std::vector<TensorDesc>& d) { return join_desc(d, a); });
   execute(*entry, call, tensors.first(n), tensors.all().subspan(n, 1));
   return result;
 }
@@ -565,9 +564,8 @@ nb::list split(nb::handle x, nb::handle sizes, int64_t axis, nb::handle out, nb:
   const Spec w = spec_of(input, {call.prefix, "x"});
   tensors[0] = &w;
   for (size_t i = 0; i < n; ++i) tensors[i + 1] = &pieces[i];
-  const auto entry =
-      compiled(join_split_key('S', call, a, extensions, w, pieces.first(n)), call, tensors.first(n + 1), extensions,
-               [a](std::vector<TensorDesc>& d) { return split_desc(d, a); });
+  const auto entry = compiled(join_split_key('S', call, a, extensions, w, pieces.first(n)), call, tensors.first(n + 1),
+                              extensions, [a](std::vector<TensorDesc>& d) { return split_desc(d, a); });
   execute(*entry, call, tensors.first(1), tensors.all().subspan(1, n));
   return parts;
 }

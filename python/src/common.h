@@ -75,7 +75,9 @@ class Few {
   }
   T& operator[](size_t i) { return data()[i]; }
   T* data() { return count_ > N ? heap_.data() : local_.data(); }
-  std::span<const T> all() const { return {count_ > N ? heap_.data() : local_.data(), count_}; }
+  const T* data() const { return count_ > N ? heap_.data() : local_.data(); }
+  size_t size() const { return count_; }
+  std::span<const T> all() const { return {data(), count_}; }
   std::span<const T> first(size_t n) const { return all().first(n); }
 
  private:

@@ -86,7 +86,7 @@ void initialize(PyCompiled& c, std::optional<std::vector<nb::object>> inputs, nb
   Borrows borrowed((inputs ? inputs->size() : 0) + 1);
   Regions in = inputs ? regions_of(*inputs, "inputs", target, borrowed) : Regions(0);
   c.op.initialize(odml_bindings{in.data(),
-                                static_cast<uint32_t>(in.all().size()),
+                                static_cast<uint32_t>(in.size()),
                                 nullptr,
                                 0,
                                 {},
@@ -104,8 +104,7 @@ void execute(const PyCompiled& c, const std::vector<nb::object>& inputs, const s
   const odml_buffer_binding p =
       persistent.is_none() ? kept(c.persistent) : region_of(persistent, {"", "persistent"}, target, borrowed);
   c.op.execute(
-      odml_bindings{in.data(), static_cast<uint32_t>(in.all().size()), out.data(), static_cast<uint32_t>(out.all().size()),
-                    t, p},
+      odml_bindings{in.data(), static_cast<uint32_t>(in.size()), out.data(), static_cast<uint32_t>(out.size()), t, p},
       reinterpret_cast<void*>(target.stream));
 }
 
