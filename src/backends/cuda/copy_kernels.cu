@@ -255,7 +255,8 @@ struct UniformLaunch {
   }
 };
 
-// The items as UniformItems, with their launch in `group`, where they qualify (above).
+// The items as UniformItems, with their launch in `group` (the one launch of the plan, replaced),
+// where they qualify (above).
 std::unique_ptr<UniformItems> uniform_items(const CopyPlan& plan, const std::vector<DeviceItem>& device_items,
                                             LaunchGroup& group) {
   const std::vector<CopyItem>& items = plan.items;
@@ -341,7 +342,7 @@ class CudaCopyKernel final : public Kernel {
       inline_->count = static_cast<uint32_t>(items_.size());
       return;
     }
-    uniform_ = uniform_items(plan, items_, uniform_group_);
+    if (groups_.size() == 1) uniform_ = uniform_items(plan, items_, groups_[0]);
     if (uniform_) return;
     block_per_item_ =
         std::all_of(items_.begin(), items_.end(), [&](const DeviceItem& d) { return blocks_of(d, kChunk) == 1; });
@@ -379,7 +380,7 @@ class CudaCopyKernel final : public Kernel {
       return check_launch("cuda.copy", stream);
     }
     if (uniform_) {
-      launch_with_table<UniformLaunch>(uniform_group_, args, stream, uniform_.get());
+      launch_with_table<UniformLaunch>(groups_[0], args, stream, uniform_.get());
       return check_launch("cuda.copy", stream);
     }
     const auto* items = reinterpret_cast<const DeviceItem*>(args.persistent);
@@ -400,10 +401,9 @@ class CudaCopyKernel final : public Kernel {
   std::vector<uint32_t> block_items_;
   std::vector<LaunchGroup> groups_;
   std::unique_ptr<InlineItems> inline_;    // set when the items travel in the kernel parameters
-  std::unique_ptr<UniformItems> uniform_;  // set when the items are uniform (UniformItems)
-  LaunchGroup uniform_group_;
-  bool block_per_item_ = false;  // block b copies item b: no block -> item table
-  bool small_ = false;           // inline items in chunks of kThreads * kSmallUnroll vectors
+  std::unique_ptr<UniformItems> uniform_;  // set when the items are uniform (UniformItems; launch groups_[0])
+  bool block_per_item_ = false;            // block b copies item b: no block -> item table
+  bool small_ = false;                     // inline items in chunks of kThreads * kSmallUnroll vectors
 };
 
 // ---- cuda.slices -------------------------------------------------------------------------------

@@ -564,8 +564,7 @@ bool wide_indices(const NonzeroPlan& plan) {
 
 class CudaNonzeroKernel final : public Kernel {
  public:
-  CudaNonzeroKernel(const NonzeroPlan& plan, const CudaDevice& device)
-      : ordinal_(device.ordinal()), coordinate_bytes_(plan.coordinate_bytes) {
+  CudaNonzeroKernel(const NonzeroPlan& plan, const CudaDevice& device) : ordinal_(device.ordinal()) {
     const bool contiguous = plan.read_rank == 1 && plan.read_strides[0] == 1 && plan.input_alignment >= 16;
     kernel_ = kernel_for(plan, contiguous, wide_indices(plan));
     const uint64_t tile_items = kTileBytes / plan.element_bytes;
@@ -589,6 +588,10 @@ class CudaNonzeroKernel final : public Kernel {
     p.row_stride = plan.row_stride;
     p.column_stride = plan.column_stride;
     for (uint32_t j = 0; j < plan.columns; ++j) p.column_offsets[j] = plan.column_offsets[j];
+    // Vector rows (store_row, write_rows) also need the bound coordinates' alignment: execute.
+    const uint32_t row_bytes = plan.columns * plan.coordinate_bytes;
+    if (p.column_stride == 1 && p.row_stride == p.columns && (row_bytes == 8 || row_bytes % 16 == 0))
+      vector_alignment_ = std::min(row_bytes, 16u);
     p.fill_rows = plan.fill_rows;
     for (uint32_t j = 0; j < plan.columns; ++j) p.fill_values[j] = plan.fill_values[j];
 
@@ -617,9 +620,7 @@ class CudaNonzeroKernel final : public Kernel {
     p.input = args.inputs[0];
     p.count = args.outputs[0];
     p.coordinates = args.outputs[1];
-    const uint32_t row_bytes = p.columns * coordinate_bytes_;
-    p.vector_rows = p.column_stride == 1 && p.row_stride == p.columns && (row_bytes == 8 || row_bytes % 16 == 0) &&
-                    reinterpret_cast<uintptr_t>(p.coordinates) % std::min(row_bytes, 16u) == 0;
+    p.vector_rows = vector_alignment_ != 0 && reinterpret_cast<uintptr_t>(p.coordinates) % vector_alignment_ == 0;
     p.warp_counts = reinterpret_cast<uint32_t*>(args.temporary);
     p.block_totals = p.warp_counts + uint64_t{p.tiles} * kWarps;
     p.flag_words = reinterpret_cast<uint32_t*>(args.temporary + counts_bytes_);
@@ -638,7 +639,7 @@ class CudaNonzeroKernel final : public Kernel {
 
  private:
   int ordinal_;
-  uint32_t coordinate_bytes_;
+  uint32_t vector_alignment_ = 0;  // where rows are dense and 8 bytes or a multiple of 16: min(row bytes, 16)
   KernelFunction kernel_ = nullptr;
   NonzeroParams params_{};
   uint32_t blocks_ = 0;
