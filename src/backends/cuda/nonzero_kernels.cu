@@ -8,12 +8,12 @@
 //   grid barrier (cooperative_groups::this_grid().sync(): every block is resident by
 //            construction of the grid; a block barrier where the grid is one block).
 //   phase 2: a block's first output row is the sum of the totals of the blocks before it (a few
-//            hundred to a few thousand words, read from L2). For each of its tiles with non-zeros
-//            (its warps' counts summed) it ranks the mask's set bits with a block scan, stages their
-//            local indices in shared memory and writes the coordinates from there, a row per
-//            thread (a 16-byte part per thread for rows wider than 16 bytes), consecutive threads
-//            to consecutive rows; the next tile's mask words are loaded meanwhile. The last block
-//            writes the count.
+//            hundred to a few thousand words, read from L2). For each group of its tiles with
+//            non-zeros (group_tiles: a mask word per thread at least; the warps' counts summed) it
+//            ranks the mask's set bits with a block scan, stages their local indices in shared
+//            memory and writes the coordinates from there, a row per thread (a 16-byte part per
+//            thread for rows wider than 16 bytes), consecutive threads to consecutive rows; the next
+//            group's mask words are loaded meanwhile. The last block writes the count.
 //
 // The input is read once; phase 2 reads the mask (1 bit per element), usually still in L2. Earlier
 // versions (bench/NOTES.md): a single-pass scan with decoupled look-back, where every tile waited
@@ -39,6 +39,12 @@ constexpr uint32_t kPassTiles = kThreads / kWarps;  // phase 2 reads the counts 
 
 // 32-bit mask words per tile: one bit per element.
 constexpr uint32_t tile_words(uint32_t element_bytes) { return kTileBytes / element_bytes / 32; }
+
+// Phase 2 ranks and writes a block's tiles in groups of this many, so that every thread holds a mask
+// word at least: two tiles of 4-byte elements (128 words each), one of narrower types.
+constexpr uint32_t group_tiles(uint32_t element_bytes) {
+  return kThreads > tile_words(element_bytes) ? kThreads / tile_words(element_bytes) : 1;
+}
 
 // Dense rows wider than 16 bytes are stored as this many 16-byte parts, by as many neighbouring
 // lanes (write_rows).
@@ -259,11 +265,11 @@ __device__ __forceinline__ uint32_t flag_tiles(const NonzeroParams& p, uint32_t 
   return total;
 }
 
-// Local indices of a tile's non-zeros, in order. Entry r lives at padded(r), so that threads
+// Local indices of a group's non-zeros, in order. Entry r lives at padded(r), so that threads
 // writing runs of ranks 32 or 64 apart (dense tiles) do not all hit one shared-memory bank.
-template <uint32_t kTileWords>
+template <uint32_t kWords>
 struct Staging {
-  uint16_t selected[kTileWords * 32 + kTileWords];
+  uint16_t selected[kWords * 32 + kWords];
   static __device__ __forceinline__ uint32_t padded(uint32_t r) { return r + r / 32; }
 };
 
@@ -336,7 +342,7 @@ __device__ __forceinline__ uint4 pick_part(const C (&v)[N], uint32_t part) {
   return u;
 }
 
-// The tile's rows, consecutive threads to consecutive rows: coalesced for dense rows and for
+// The group's rows, consecutive threads to consecutive rows: coalesced for dense rows and for
 // column-major coordinates alike. C is the coordinate type.
 //
 // Vector rows of P = row_parts(N, C) > 1 16-byte parts go P lanes to a row: each unravels the row
@@ -344,24 +350,24 @@ __device__ __forceinline__ uint4 pick_part(const C (&v)[N], uint32_t part) {
 // row's parts one by one covered half of every 32-byte sector each store touched (1.3-1.7x slower
 // at rank 8; bench/NOTES.md, version 12, also for two variants with less division work that
 // measured slower).
-template <uint32_t N, uint32_t kTileWords, class Index, class C>
-__device__ __forceinline__ void write_rows(const NonzeroParams& p, const Staging<kTileWords>& staging, Index tile_begin,
-                                           Index first_row, uint32_t tile_total) {
+template <uint32_t N, uint32_t kWords, class Index, class C>
+__device__ __forceinline__ void write_rows(const NonzeroParams& p, const Staging<kWords>& staging, Index begin,
+                                           Index first_row, uint32_t total) {
   constexpr uint32_t P = row_parts(N, sizeof(C));
   if constexpr (P > 1) {
     if (p.vector_rows) {
       uint4* out = reinterpret_cast<uint4*>(static_cast<C*>(p.coordinates) + uint64_t{first_row} * N);
-      for (uint32_t slot = threadIdx.x; slot < tile_total * P; slot += kThreads) {
+      for (uint32_t slot = threadIdx.x; slot < total * P; slot += kThreads) {
         C v[N];
-        coordinates<N, Index, C>(p, tile_begin + staging.selected[staging.padded(slot / P)], v);
+        coordinates<N, Index, C>(p, begin + staging.selected[staging.padded(slot / P)], v);
         out[slot] = pick_part<P>(v, slot % P);
       }
       return;
     }
   }
-  for (uint32_t row = threadIdx.x; row < tile_total; row += kThreads) {
+  for (uint32_t row = threadIdx.x; row < total; row += kThreads) {
     C v[N];
-    coordinates<N, Index, C>(p, tile_begin + staging.selected[staging.padded(row)], v);
+    coordinates<N, Index, C>(p, begin + staging.selected[staging.padded(row)], v);
     store_row<N>(p, uint64_t{first_row} + row, v);
   }
 }
@@ -421,29 +427,31 @@ __device__ __forceinline__ void fill_rows(const NonzeroParams& p, uint32_t first
   });
 }
 
-// Phase 2 reads a tile's mask words, thread t words [t * kWordsPerThread, (t + 1) * kWordsPerThread).
-template <uint32_t kTileWords>
-struct TileWords {
-  static constexpr uint32_t kWordsPerThread = (kTileWords + kThreads - 1) / kThreads;
+// Phase 2 reads a group's mask words (kGroupWords: group_tiles tiles' worth), thread t words
+// [t * kWordsPerThread, (t + 1) * kWordsPerThread). The first `valid_words` are the block's; the
+// rest (tiles past the block's range) read as zero.
+template <uint32_t kGroupWords>
+struct GroupWords {
+  static constexpr uint32_t kWordsPerThread = (kGroupWords + kThreads - 1) / kThreads;
   uint32_t words[kWordsPerThread];
 
-  __device__ __forceinline__ void load(const NonzeroParams& p, uint32_t tile) {
-    const uint32_t* tile_flags = p.flag_words + uint64_t{tile} * kTileWords;
+  __device__ __forceinline__ void load(const NonzeroParams& p, uint64_t first_word, uint32_t valid_words) {
+    const uint32_t* group_flags = p.flag_words + first_word;
 #pragma unroll
     for (uint32_t j = 0; j < kWordsPerThread; ++j) {
       const uint32_t w = threadIdx.x * kWordsPerThread + j;
-      words[j] = w < kTileWords ? tile_flags[w] : 0;
+      words[j] = w < valid_words ? group_flags[w] : 0;
     }
   }
 };
 
-// Phase 2 for one tile with `tile_total` > 0 non-zeros, the first at output row `first_row`, from
-// its mask words.
-template <uint32_t kTileWords, class Index, class C>
-__device__ __forceinline__ void write_tile(const NonzeroParams& p, Staging<kTileWords>& staging,
-                                           const TileWords<kTileWords>& mask, uint32_t tile, Index first_row,
-                                           uint32_t tile_total) {
-  constexpr uint32_t kWordsPerThread = TileWords<kTileWords>::kWordsPerThread;
+// Phase 2 for one group of tiles with `total` > 0 non-zeros, the first at output row `first_row`, from
+// its mask words; its first element is `begin`.
+template <uint32_t kGroupWords, class Index, class C>
+__device__ __forceinline__ void write_group(const NonzeroParams& p, Staging<kGroupWords>& staging,
+                                            const GroupWords<kGroupWords>& mask, Index begin, Index first_row,
+                                            uint32_t total) {
+  constexpr uint32_t kWordsPerThread = GroupWords<kGroupWords>::kWordsPerThread;
   uint32_t count = 0;
 #pragma unroll
   for (uint32_t j = 0; j < kWordsPerThread; ++j) count += __popc(mask.words[j]);
@@ -456,9 +464,7 @@ __device__ __forceinline__ void write_tile(const NonzeroParams& p, Staging<kTile
           static_cast<uint16_t>((threadIdx.x * kWordsPerThread + j) * 32 + __ffs(bits) - 1);
   __syncthreads();
 
-  const Index tile_begin = Index{tile} * (kTileWords * 32);  // < elements
-  with_columns(
-      p, [&]<uint32_t N>() { write_rows<N, kTileWords, Index, C>(p, staging, tile_begin, first_row, tile_total); });
+  with_columns(p, [&]<uint32_t N>() { write_rows<N, kGroupWords, Index, C>(p, staging, begin, first_row, total); });
 }
 
 // The counts of tiles [pass, pass + n), n <= kPassTiles, into `counts`: thread t reads the count of
@@ -476,7 +482,9 @@ __device__ __forceinline__ void read_pass_counts(const NonzeroParams& p, uint32_
 template <class T, bool kContiguous, class Index, class C>
 __global__ void __launch_bounds__(kThreads) nonzero_kernel(const NonzeroParams p) {
   constexpr uint32_t kTileWords = tile_words(sizeof(T));
-  __shared__ Staging<kTileWords> staging;
+  constexpr uint32_t G = group_tiles(sizeof(T));
+  static_assert(kPassTiles % G == 0, "a group of tiles lies within one pass");
+  __shared__ Staging<kTileWords * G> staging;
   __shared__ uint32_t pass_counts[kPassTiles];
   const uint32_t first_tile = blockIdx.x * p.tiles_per_block;
   const uint32_t end_tile = min(p.tiles, first_tile + p.tiles_per_block);
@@ -506,22 +514,31 @@ __global__ void __launch_bounds__(kThreads) nonzero_kernel(const NonzeroParams p
   }
   if (p.fill_rows) fill_rows<T, C>(p, first_tile, end_tile, row, block_total);
   if (block_total == 0) return;
-  // The block's tiles in passes: their counts read at once, the tiles with non-zeros in turn, each
-  // next one's mask words loaded before the current one is written.
-  TileWords<kTileWords> mask, next;
+  // The block's tiles in passes: their counts read at once, then groups of G tiles with non-zeros in
+  // turn, each next one's mask words loaded before the current one is written.
+  GroupWords<kTileWords * G> mask, next;
+  const auto load_group = [&](GroupWords<kTileWords * G>& words, uint32_t tile) {
+    words.load(p, uint64_t{tile} * kTileWords, min(G, end_tile - tile) * kTileWords);
+  };
   for (uint32_t pass = first_tile; pass < end_tile; pass += kPassTiles) {
     const uint32_t n = min(kPassTiles, end_tile - pass);
     read_pass_counts(p, pass, n, pass_counts);
     __syncthreads();
+    const auto group_count = [&](uint32_t j) {
+      uint32_t count = 0;
+#pragma unroll
+      for (uint32_t i = 0; i < G; ++i) count += j + i < n ? pass_counts[j + i] : 0;
+      return count;
+    };
     uint32_t j = 0;
-    while (j < n && pass_counts[j] == 0) ++j;
-    if (j < n) mask.load(p, pass + j);
+    while (j < n && group_count(j) == 0) j += G;
+    if (j < n) load_group(mask, pass + j);
     while (j < n) {
-      uint32_t k = j + 1;
-      while (k < n && pass_counts[k] == 0) ++k;
-      if (k < n) next.load(p, pass + k);
-      const uint32_t count = pass_counts[j];
-      write_tile<kTileWords, Index, C>(p, staging, mask, pass + j, row, count);
+      uint32_t k = j + G;
+      while (k < n && group_count(k) == 0) k += G;
+      if (k < n) load_group(next, pass + k);
+      const uint32_t count = group_count(j);
+      write_group<kTileWords * G, Index, C>(p, staging, mask, Index{pass + j} * (kTileWords * 32), row, count);
       row += count;
       mask = next;
       j = k;
@@ -608,8 +625,8 @@ class CudaNonzeroKernel final : public Kernel {
     if (verbose())
       log_verbose(cat("cuda.nonzero tuning: ", kThreads, " threads, ", kVectors,
                       " 16-byte vectors per thread and tile (", kTileBytes, "-byte tiles, 2 in flight per block), ",
-                      kPassTiles, " tiles per pass; ", blocks_, " blocks of ", p.tiles_per_block, " tiles (", per_sm,
-                      " per SM)"));
+                      kPassTiles, " tiles per pass, written in groups of ", group_tiles(plan.element_bytes), "; ",
+                      blocks_, " blocks of ", p.tiles_per_block, " tiles (", per_sm, " per SM)"));
   }
 
   uint64_t temporary_bytes() const override { return counts_bytes_ + flag_bytes_; }
