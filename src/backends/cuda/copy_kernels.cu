@@ -142,6 +142,11 @@ struct DeviceItem {
   uint32_t src_strides[kMaxRank], dst_strides[kMaxRank];
 };
 
+// Blocks of `chunk` vectors that copy `item`.
+uint32_t blocks_of(const DeviceItem& item, uint32_t chunk) {
+  return static_cast<uint32_t>((uint64_t{item.count} + chunk - 1) / chunk);
+}
+
 template <uint32_t kWidth, uint32_t U>
 __device__ __forceinline__ void copy_chunk(const DeviceItem& item, const std::byte* __restrict__ src,
                                            std::byte* __restrict__ dst, uint32_t begin) {
@@ -279,7 +284,7 @@ std::unique_ptr<UniformItems> uniform_items(const CopyPlan& plan, const std::vec
         c.src_offset != a.src_offset + i * src_step || c.dst_offset != a.dst_offset + i * dst_step)
       return nullptr;
   }
-  const uint64_t blocks_per_item = (first.count + kChunk - 1) / kChunk;
+  const uint64_t blocks_per_item = blocks_of(first, kChunk);
   if (blocks_per_item * items.size() > INT32_MAX) return nullptr;
   auto u = std::make_unique<UniformItems>();
   u->item = first;
@@ -318,7 +323,6 @@ class CudaCopyKernel final : public Kernel {
     });
     // Blocks are numbered within each launch, `chunk` vectors each; the table lists every launch's
     // blocks in turn.
-    const auto blocks_of = [](const DeviceItem& item, uint32_t chunk) { return (item.count + chunk - 1) / chunk; };
     const auto number_blocks = [&](uint32_t chunk) {
       for (LaunchGroup& group : groups_) group.blocks = 0;
       for (size_t i = 0; i < items_.size(); ++i) {
