@@ -342,6 +342,13 @@ __device__ __forceinline__ uint4 pick_part(const C (&v)[N], uint32_t part) {
   return u;
 }
 
+// The first of this thread's slots (rows, or 16-byte parts of rows) in a run of slots that starts at
+// slot `first` of the output: slot s goes to lane (first + s) % 32, so that a warp's store covers 32
+// slots aligned in the output (whole cache lines of dense rows) rather than parts of two runs.
+__device__ __forceinline__ uint32_t first_slot(uint64_t first) {
+  return (threadIdx.x + kThreads - static_cast<uint32_t>(first % 32)) % kThreads;
+}
+
 // The group's rows, consecutive threads to consecutive rows: coalesced for dense rows and for
 // column-major coordinates alike. C is the coordinate type.
 //
@@ -357,7 +364,7 @@ __device__ __forceinline__ void write_rows(const NonzeroParams& p, const Staging
   if constexpr (P > 1) {
     if (p.vector_rows) {
       uint4* out = reinterpret_cast<uint4*>(static_cast<C*>(p.coordinates) + uint64_t{first_row} * N);
-      for (uint32_t slot = threadIdx.x; slot < total * P; slot += kThreads) {
+      for (uint32_t slot = first_slot(uint64_t{first_row} * P); slot < total * P; slot += kThreads) {
         C v[N];
         coordinates<N, Index, C>(p, begin + staging.selected[staging.padded(slot / P)], v);
         out[slot] = pick_part<P>(v, slot % P);
@@ -365,7 +372,7 @@ __device__ __forceinline__ void write_rows(const NonzeroParams& p, const Staging
       return;
     }
   }
-  for (uint32_t row = threadIdx.x; row < total; row += kThreads) {
+  for (uint32_t row = first_slot(first_row); row < total; row += kThreads) {
     C v[N];
     coordinates<N, Index, C>(p, begin + staging.selected[staging.padded(row)], v);
     store_row<N>(p, uint64_t{first_row} + row, v);
