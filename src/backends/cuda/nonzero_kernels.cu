@@ -620,12 +620,16 @@ class CudaNonzeroKernel final : public Kernel {
     for (uint32_t j = 0; j < plan.columns; ++j) p.fill_values[j] = plan.fill_values[j];
 
     // As many blocks as can be resident at once (the grid barrier needs all of them), each taking
-    // an equal share of the tiles.
+    // an equal share of the tiles: whole groups of tiles where a block has a group's worth or more,
+    // since phase 2 spends as long on a group cut short as on a full one (float32 at 2^24: 512 blocks
+    // of 8 tiles instead of 586 of 7, 1.04-1.07x; bench/NOTES.md).
     DeviceGuard guard(ordinal_);
     int per_sm = 0;
     cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel_, kThreads, 0);
     const uint32_t resident = static_cast<uint32_t>(std::max(per_sm, 1)) * device.multiprocessors();
+    const uint32_t group = group_tiles(plan.element_bytes);
     p.tiles_per_block = (p.tiles + resident - 1) / resident;
+    if (p.tiles_per_block > group) p.tiles_per_block = (p.tiles_per_block + group - 1) / group * group;
     blocks_ = (p.tiles + p.tiles_per_block - 1) / p.tiles_per_block;
     counts_bytes_ = (uint64_t{p.tiles} * kWarps + blocks_) * 4 + 15 & ~uint64_t{15};
     flag_bytes_ = uint64_t{p.tiles} * tile_words(plan.element_bytes) * 4;
