@@ -12,6 +12,7 @@
 
 #include "backends/cpu/cpu_device.h"
 #include "backends/cpu/parallel.h"
+#include "core/arithmetic.h"
 
 #if defined(__x86_64__)
 #include <emmintrin.h>
@@ -293,7 +294,7 @@ class CpuCopyKernel final : public Kernel {
     if (end - first < 2) return false;
     uint64_t bytes = 0;
     for (uint32_t i = first; i < end; ++i) bytes += plan_.items[i].element_count() * plan_.items[i].width;
-    const uint64_t tiles = (bytes + kTileBytes - 1) / kTileBytes;
+    const uint64_t tiles = ceil_div(bytes, kTileBytes);
     if (rows < tiles) return false;
     bool interleaved = end - first <= kInterleaveItems;
     for (uint32_t i = first; i < end; ++i) {
@@ -310,7 +311,7 @@ class CpuCopyKernel final : public Kernel {
   void tile_alone(uint32_t i) {
     const CopyItem& item = plan_.items[i];
     const uint64_t n = item.element_count();  // at least 1: DirectML has no empty tensors
-    add_tiles(i, i + 1, n, std::min(n, (n * item.width + kTileBytes - 1) / kTileBytes), false);
+    add_tiles(i, i + 1, n, std::min(n, ceil_div(n * item.width, kTileBytes)), false);
   }
 
   // `tiles` chunks over [0, units), as equal as integers allow.

@@ -22,6 +22,7 @@
 #include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/cuda_status.h"
 #include "backends/cuda/fast_divmod.h"
+#include "core/arithmetic.h"
 
 namespace opendml::internal {
 namespace {
@@ -144,7 +145,7 @@ struct DeviceItem {
 
 // Blocks of `chunk` vectors that copy `item`.
 uint32_t blocks_of(const DeviceItem& item, uint32_t chunk) {
-  return static_cast<uint32_t>((uint64_t{item.count} + chunk - 1) / chunk);
+  return static_cast<uint32_t>(ceil_div(uint64_t{item.count}, uint64_t{chunk}));
 }
 
 template <uint32_t kWidth, uint32_t U>
@@ -615,7 +616,7 @@ class CudaSlicesKernel final : public Kernel {
       group_.slots.push_back({!layout_.shape.join, layout_.shape.join ? item.input : item.output});
     }
     group_.slots.push_back({layout_.shape.join, 0});
-    group_.blocks = (layout_.shape.vectors + kChunk - 1) / kChunk;
+    group_.blocks = ceil_div(layout_.shape.vectors, kChunk);
     inline_ = layout_.pieces.size() <= kInlinePieces;
     if (inline_) std::copy(layout_.pieces.begin(), layout_.pieces.end(), inline_pieces_.p);
   }

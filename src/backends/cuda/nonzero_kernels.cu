@@ -26,6 +26,7 @@
 #include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/cuda_status.h"
 #include "backends/cuda/fast_divmod.h"
+#include "core/arithmetic.h"
 
 namespace opendml::internal {
 namespace {
@@ -439,7 +440,7 @@ __device__ __forceinline__ void fill_rows(const NonzeroParams& p, uint32_t first
 // rest (tiles past the block's range) read as zero.
 template <uint32_t kGroupWords>
 struct GroupWords {
-  static constexpr uint32_t kWordsPerThread = (kGroupWords + kThreads - 1) / kThreads;
+  static constexpr uint32_t kWordsPerThread = ceil_div(kGroupWords, kThreads);
   uint32_t words[kWordsPerThread];
 
   __device__ __forceinline__ void load(const NonzeroParams& p, uint64_t first_word, uint32_t valid_words) {
@@ -594,7 +595,7 @@ class CudaNonzeroKernel final : public Kernel {
     const uint64_t tile_items = kTileBytes / plan.element_bytes;
     NonzeroParams& p = params_;
     p.elements = plan.element_count;
-    p.tiles = static_cast<uint32_t>((plan.element_count + tile_items - 1) / tile_items);
+    p.tiles = static_cast<uint32_t>(ceil_div(plan.element_count, tile_items));
     p.value_mask = plan.value_mask;
     p.count_bytes = plan.count_bytes;
     p.read_rank = plan.read_rank;
@@ -628,16 +629,16 @@ class CudaNonzeroKernel final : public Kernel {
     cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel_, kThreads, 0);
     const uint32_t resident = static_cast<uint32_t>(std::max(per_sm, 1)) * device.multiprocessors();
     const uint32_t group = group_tiles(plan.element_bytes);
-    p.tiles_per_block = (p.tiles + resident - 1) / resident;
-    if (p.tiles_per_block > group) p.tiles_per_block = (p.tiles_per_block + group - 1) / group * group;
-    blocks_ = (p.tiles + p.tiles_per_block - 1) / p.tiles_per_block;
+    p.tiles_per_block = ceil_div(p.tiles, resident);
+    if (p.tiles_per_block > group) p.tiles_per_block = ceil_div(p.tiles_per_block, group) * group;
+    blocks_ = ceil_div(p.tiles, p.tiles_per_block);
     counts_bytes_ = (uint64_t{p.tiles} * kWarps + blocks_) * 4 + 15 & ~uint64_t{15};
     flag_bytes_ = uint64_t{p.tiles} * tile_words(plan.element_bytes) * 4;
     if (verbose())
       log_verbose(cat("cuda.nonzero tuning: ", kThreads, " threads, ", kVectors,
                       " 16-byte vectors per thread and tile (", kTileBytes, "-byte tiles, 2 in flight per block), ",
-                      kPassTiles, " tiles per pass, written in groups of ", group_tiles(plan.element_bytes), "; ",
-                      blocks_, " blocks of ", p.tiles_per_block, " tiles (", per_sm, " per SM)"));
+                      kPassTiles, " tiles per pass, written in groups of ", group, "; ", blocks_, " blocks of ",
+                      p.tiles_per_block, " tiles (", per_sm, " per SM)"));
   }
 
   uint64_t temporary_bytes() const override { return counts_bytes_ + flag_bytes_; }
