@@ -209,7 +209,9 @@ TEST_F(DeviceCuda, GraphCaptureAndReplay) {
   for (const Case& c : capture_cases()) {
     SCOPED_TRACE(c.name);
     const Compiled op(*c.desc, c.inputs, c.outputs);
-    if (std::getenv("OPENDML_IMPLEMENTATION") == nullptr) EXPECT_EQ(op.implementation(), c.implementation);
+    if (std::getenv("OPENDML_IMPLEMENTATION") == nullptr) {
+      EXPECT_EQ(op.implementation(), c.implementation);
+    }
     const Regions r(op);
     cudaGraph_t graph;
     cudaGraphExec_t exec;
@@ -300,7 +302,7 @@ TEST_F(DeviceCuda, HugeNonzeroPastTwoToThe32ElementsWith64BitIndices) {
   size_t free_bytes = 0, total = 0;
   ASSERT_CUDA(cudaMemGetInfo(&free_bytes, &total));
   if (free_bytes < m * 9 + (uint64_t{1} << 30)) GTEST_SKIP() << "needs about 40 GB of free GPU memory";
-  const std::vector<uint64_t> nonzero = {0, 7, (uint64_t{1} << 32) - 1, uint64_t{1} << 32, (uint64_t{1} << 32) + 5,
+  const std::vector<uint64_t> nonzero = {0,    7, (uint64_t{1} << 32) - 1, uint64_t{1} << 32, (uint64_t{1} << 32) + 5,
                                          m - 1};
   opendml::NonzeroCoordinatesDesc desc(TensorDesc(DML_TENSOR_DATA_TYPE_UINT8, {rows, columns}),
                                        TensorDesc(DML_TENSOR_DATA_TYPE_UINT64, {1}),
@@ -365,6 +367,70 @@ TEST_F(DeviceCuda, HugeJoinAndSplitPastTwoToThe32ElementsWith64BitIndices) {
   const Bytes first = a.download(half), second = b.download(half);
   EXPECT_TRUE(std::equal(first.begin(), first.end(), host.begin()));
   EXPECT_TRUE(std::equal(second.begin(), second.end(), host.begin() + half));
+}
+
+// JOIN and SPLIT of pieces of one shape bound inside one buffer. cuda.copy finds pieces at evenly
+// stepped addresses by arithmetic (packed, with gaps, in descending order), and pieces in two runs
+// far apart or in any order through its pointer table. The bytes between the pieces must stay as
+// they were.
+TEST_F(DeviceCuda, PiecesOfOneShapeInOneBuffer) {
+  Rng rng(next_seed());
+  const auto f32 = DML_TENSOR_DATA_TYPE_FLOAT32;
+  struct Pieces {
+    uint32_t count, rows, columns, axis;
+  };
+  for (const Pieces& p :
+       {Pieces{3, 1, 1024, 0}, Pieces{1000, 1, 1024, 0}, Pieces{1000, 1, 5000, 1}, Pieces{12, 37, 100, 1}}) {
+    const uint64_t bytes = uint64_t{p.rows} * p.columns * 4;
+    const std::vector<TensorDesc> pieces(p.count, TensorDesc(f32, {p.rows, p.columns}));
+    const TensorDesc whole =
+        p.axis == 0 ? TensorDesc(f32, {p.rows * p.count, p.columns}) : TensorDesc(f32, {p.rows, p.columns * p.count});
+    const std::vector<uint64_t> piece_sizes(p.count, bytes);
+    const Compiled join(opendml::JoinDesc(pieces, whole, p.axis), piece_sizes, {bytes * p.count});
+    const Compiled split(opendml::SplitDesc(whole, pieces, p.axis), {bytes * p.count}, piece_sizes);
+    const CudaBuffer temporary(std::max<uint64_t>({join.temporary_bytes(), split.temporary_bytes(), 256}));
+    for (const std::string layout : {"packed", "gaps", "descending", "two runs", "shuffled"}) {
+      SCOPED_TRACE(::testing::Message() << p.count << " pieces of " << p.rows << " x " << p.columns << " along axis "
+                                        << p.axis << ", " << layout);
+      std::vector<uint64_t> offsets(p.count);
+      for (uint32_t i = 0; i < p.count; ++i)
+        offsets[i] = layout == "gaps"         ? i * (bytes + 256)
+                     : layout == "descending" ? (p.count - 1 - i) * (bytes + 48)
+                     : layout == "two runs"   ? i * bytes + (i < p.count / 2 ? 0 : 3 * bytes + 4096)
+                                              : i * bytes;
+      if (layout == "shuffled") std::shuffle(offsets.begin(), offsets.end(), rng);
+      const uint64_t span = *std::max_element(offsets.begin(), offsets.end()) + bytes;
+      const CudaBuffer buffer(span), other(bytes * p.count);
+      ASSERT_NE(buffer.data, nullptr);
+      ASSERT_NE(other.data, nullptr);
+      std::vector<odml_buffer_binding> bound;
+      for (uint64_t offset : offsets) bound.push_back({static_cast<std::byte*>(buffer.data) + offset, bytes});
+
+      // JOIN: the pieces are the inputs.
+      const Bytes poison = random_bytes(rng, span);
+      Bytes inside = poison;
+      std::vector<Bytes> inputs;
+      for (uint32_t i = 0; i < p.count; ++i) {
+        inputs.push_back(random_bytes(rng, bytes));
+        std::memcpy(inside.data() + offsets[i], inputs.back().data(), bytes);
+      }
+      buffer.upload(inside);
+      join.execute(bound, {other.binding()}, temporary.binding(), nullptr);
+      ASSERT_CUDA(cudaDeviceSynchronize());
+      const Bytes joined = other.download(other.size);
+      EXPECT_TRUE(joined == join.reference(inputs)[0]) << "JOIN output differs";
+      EXPECT_TRUE(buffer.download(span) == inside) << "JOIN changed its inputs' buffer";
+
+      // SPLIT of that output: the pieces are the outputs, and every byte between them keeps its poison.
+      buffer.upload(poison);
+      split.execute({other.binding()}, bound, temporary.binding(), nullptr);
+      ASSERT_CUDA(cudaDeviceSynchronize());
+      const std::vector<Bytes> parts = split.reference({joined});
+      Bytes expected = poison;
+      for (uint32_t i = 0; i < p.count; ++i) std::memcpy(expected.data() + offsets[i], parts[i].data(), bytes);
+      EXPECT_TRUE(buffer.download(span) == expected) << "SPLIT's outputs or the bytes between them differ";
+    }
+  }
 }
 
 // More tensors than one launch's parameter table holds (4000): the copy is split into launches.

@@ -16,6 +16,7 @@
 // the host.
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -27,6 +28,7 @@
 namespace opendml::internal {
 namespace {
 
+// The family's tuning, printed by OPENDML_VERBOSE=1; bench/NOTES.md logs what the values measured.
 constexpr uint32_t kThreads = 256;
 constexpr uint32_t kUnroll = 4;                  // vectors per thread
 constexpr uint32_t kChunk = kThreads * kUnroll;  // vectors per block
@@ -40,6 +42,16 @@ constexpr uint32_t kMediumTable = 1024;
 constexpr uint32_t kLargeTable = 4000;                   // 32000 bytes, under CUDA's 32764-byte limit
 constexpr uint32_t kMaxSlicePieces = 1024;               // column table held in shared memory
 constexpr uint64_t kMaxItemVectors = uint64_t{1} << 31;  // block counts of an item stay in 32 bits
+// cuda.copy: plans of a few items travel whole in the kernel parameters, so that a block starts
+// copying without first waiting for two dependent loads of its metadata, which is most of the time
+// of a small copy.
+constexpr uint32_t kInlineItems = 8;
+static_assert(2 * kInlineItems <= kSmallTable);
+// cuda.slices: up to this many pieces travel in the kernel parameters; more live in the persistent
+// region. With no persistent region, a call needs no initialize and uploads nothing: where nothing
+// lends memory across calls (JAX's handlers) an upload at every call cost 8-15% at 256 MiB
+// (bench/NOTES.md).
+constexpr uint32_t kInlinePieces = 16;
 
 template <uint32_t kCapacity>
 struct PointerTable {
@@ -79,13 +91,16 @@ struct LaunchGroup {
   uint32_t blocks = 0;
 };
 
+// The bound tensor in `slot`.
+std::byte* address(const Slot& slot, const ExecuteArgs& args) {
+  return slot.output ? args.outputs[slot.index] : const_cast<std::byte*>(args.inputs[slot.index]);
+}
+
 // Fills the pointer table of a launch from the bound tensors.
 template <uint32_t kCapacity>
 PointerTable<kCapacity> pointer_table(const LaunchGroup& group, const ExecuteArgs& args) {
   PointerTable<kCapacity> table;
-  for (size_t i = 0; i < group.slots.size(); ++i)
-    table.p[i] = group.slots[i].output ? args.outputs[group.slots[i].index]
-                                       : const_cast<std::byte*>(args.inputs[group.slots[i].index]);
+  for (size_t i = 0; i < group.slots.size(); ++i) table.p[i] = address(group.slots[i], args);
   return table;
 }
 
@@ -204,11 +219,6 @@ __global__ void __launch_bounds__(kThreads)
   copy_block(*reinterpret_cast<const DeviceItem*>(item_words), table);
 }
 
-// Plans of a few items travel whole in the kernel parameters: a block starts copying without first
-// waiting for two dependent loads of its metadata, which is most of the time of a small copy.
-constexpr uint32_t kInlineItems = 8;
-static_assert(2 * kInlineItems <= kSmallTable);
-
 struct InlineItems {
   DeviceItem items[kInlineItems];
   uint32_t count;
@@ -241,13 +251,41 @@ struct UniformItems {
   uint64_t src_step, dst_step;  // item i's offsets: item 0's + i * step (in vectors, modulo 2^64)
 };
 
+// The tensors of uniform items whose own tensors, bound at this execute, lie at evenly stepped
+// addresses: views of one buffer, as torch.split, torch.chunk and jnp.split make them. The kernel
+// then finds item i's tensor by arithmetic, and its parameters are a few words rather than a pointer
+// table of 8-32 KB: a JOIN of 1000 inputs of 4 KiB in one buffer, timed from its launch, 1.05x; in
+// CUDA graph replays, whose parameters are on the device already, no change (bench/NOTES.md,
+// "Pieces of one buffer").
+struct SteppedTensors {
+  std::byte* shared;
+  uintptr_t own;      // item 0's own tensor; item i's is own + i * own_step (modulo 2^64)
+  uint64_t own_step;  // bytes
+};
+
+__device__ __forceinline__ std::byte* shared_tensor(const SteppedTensors& t) { return t.shared; }
+__device__ __forceinline__ std::byte* own_tensor(const SteppedTensors& t, uint32_t i) {
+  return reinterpret_cast<std::byte*>(t.own + i * t.own_step);
+}
 template <uint32_t kCapacity>
+__device__ __forceinline__ std::byte* shared_tensor(const PointerTable<kCapacity>& t) {
+  return t.p[0];
+}
+template <uint32_t kCapacity>
+__device__ __forceinline__ std::byte* own_tensor(const PointerTable<kCapacity>& t, uint32_t i) {
+  return t.p[1 + i];
+}
+
+// Tensors: a PointerTable or SteppedTensors.
+template <class Tensors>
 __global__ void __launch_bounds__(kThreads)
-    uniform_copy_kernel(const __grid_constant__ UniformItems u, const __grid_constant__ PointerTable<kCapacity> table) {
+    uniform_copy_kernel(const __grid_constant__ UniformItems u, const __grid_constant__ Tensors tensors) {
   const uint32_t i = blockIdx.x / u.blocks_per_item;
   const uint32_t chunk = blockIdx.x - i * u.blocks_per_item;
-  const std::byte* src = table.p[u.shared_src ? 0 : 1 + i];
-  std::byte* dst = table.p[u.shared_src ? 1 + i : 0];
+  std::byte* const own = own_tensor(tensors, i);
+  std::byte* const shared = shared_tensor(tensors);
+  const std::byte* src = u.shared_src ? shared : own;
+  std::byte* dst = u.shared_src ? own : shared;
   with_width(u.item.width, [&]<uint32_t kWidth>() {
     copy_chunk<kWidth, kUnroll>(u.item, src + i * u.src_step * kWidth, dst + i * u.dst_step * kWidth, chunk * kChunk);
   });
@@ -257,9 +295,19 @@ template <uint32_t kCapacity>
 struct UniformLaunch {
   static void launch(const LaunchGroup& group, const PointerTable<kCapacity>& table, cudaStream_t stream,
                      const UniformItems* u) {
-    uniform_copy_kernel<kCapacity><<<group.blocks, kThreads, 0, stream>>>(*u, table);
+    uniform_copy_kernel<<<group.blocks, kThreads, 0, stream>>>(*u, table);
   }
 };
+
+// The tensors of `group` (uniform items' launch: slot 0 shared, 1 + i item i's own) as
+// SteppedTensors, where their addresses step evenly.
+std::optional<SteppedTensors> stepped_tensors(const LaunchGroup& group, const ExecuteArgs& args) {
+  const auto own = [&](size_t i) { return reinterpret_cast<uintptr_t>(address(group.slots[1 + i], args)); };
+  const uint64_t step = own(1) - own(0);  // uniform items are two or more
+  for (size_t i = 2; i + 1 < group.slots.size(); ++i)
+    if (own(i) != own(0) + i * step) return std::nullopt;
+  return SteppedTensors{address(group.slots[0], args), own(0), step};
+}
 
 // The items as UniformItems, with their launch in `group` (the one launch of the plan, replaced),
 // where they qualify (above).
@@ -362,6 +410,20 @@ class CudaCopyKernel final : public Kernel {
     return inline_ || uniform_ ? 0 : block_table_offset() + block_items_.size() * sizeof(uint32_t);
   }
 
+  std::string tuning() const {
+    uint32_t blocks = 0;
+    for (const LaunchGroup& group : groups_) blocks += group.blocks;
+    const std::string how =
+        inline_    ? cat("items in the parameters (up to ", kInlineItems, ")")
+        : uniform_ ? std::string("items of one shape (their tensors by arithmetic where their addresses step evenly)")
+        : block_per_item_ ? std::string("block b copies item b")
+                          : std::string("a block -> item table");
+    return cat("cuda.copy tuning: ", kThreads, " threads, ", small_ ? kSmallUnroll : kUnroll, " vectors per thread (",
+               kSmallUnroll, " where a copy would not give every SM a block); pointer tables of ", kSmallTable, ", ",
+               kMediumTable, " or ", kLargeTable, " tensors; this plan: ", items_.size(), " items, ", how, ", ", blocks,
+               " blocks in ", groups_.size(), " launches");
+  }
+
   Status initialize(std::byte* persistent, void* stream) const override {
     if (inline_ || uniform_) return {};
     DeviceGuard guard(ordinal_);
@@ -385,7 +447,10 @@ class CudaCopyKernel final : public Kernel {
       return check_launch("cuda.copy", stream);
     }
     if (uniform_) {
-      launch_with_table<UniformLaunch>(groups_[0], args, stream, uniform_.get());
+      if (const std::optional<SteppedTensors> stepped = stepped_tensors(groups_[0], args))
+        uniform_copy_kernel<<<groups_[0].blocks, kThreads, 0, stream>>>(*uniform_, *stepped);
+      else
+        launch_with_table<UniformLaunch>(groups_[0], args, stream, uniform_.get());
       return check_launch("cuda.copy", stream);
     }
     const auto* items = reinterpret_cast<const DeviceItem*>(args.persistent);
@@ -421,10 +486,6 @@ struct DevicePiece {
   uint32_t slot;        // place in the pointer table
 };
 
-// Up to this many pieces travel in the kernel parameters; more live in the persistent region. With
-// no persistent region, a call needs no initialize and uploads nothing: where nothing lends memory
-// across calls (JAX's handlers) an upload at every call cost 8-15% at 256 MiB (bench/NOTES.md).
-constexpr uint32_t kInlinePieces = 16;
 struct InlinePieces {
   DevicePiece p[kInlinePieces];
 };
@@ -623,6 +684,12 @@ class CudaSlicesKernel final : public Kernel {
 
   uint64_t persistent_bytes() const override { return inline_ ? 0 : layout_.pieces.size() * sizeof(DevicePiece); }
 
+  std::string tuning() const {
+    return cat("cuda.slices tuning: ", kThreads, " threads, ", kUnroll, " vectors per thread; up to ", kInlinePieces,
+               " pieces in the parameters, up to ", kMaxSlicePieces, " in all; this plan: ", layout_.pieces.size(),
+               " pieces ", inline_ ? "in the parameters" : "in the persistent region", ", ", group_.blocks, " blocks");
+  }
+
   Status initialize(std::byte* persistent, void* stream) const override {
     if (inline_) return {};
     DeviceGuard guard(ordinal_);
@@ -653,7 +720,9 @@ class CudaSlicesKernel final : public Kernel {
 std::string cuda_slices_declines(const CopyPlan& plan, const CudaDevice&) { return slices_layout(plan).why_not; }
 
 std::unique_ptr<Kernel> make_cuda_slices_kernel(const CopyPlan& plan, const CudaDevice& device) {
-  return std::make_unique<CudaSlicesKernel>(plan, device);
+  auto kernel = std::make_unique<CudaSlicesKernel>(plan, device);
+  if (verbose()) log_verbose(kernel->tuning());
+  return kernel;
 }
 
 std::string cuda_copy_declines(const CopyPlan&, const CudaDevice&) { return ""; }
@@ -663,7 +732,9 @@ std::unique_ptr<Kernel> make_cuda_copy_kernel(const CopyPlan& plan, const CudaDe
   // docs/contract.md section 7) become several.
   CopyPlan split = plan;
   split.items = split_items(plan.items, kMaxItemVectors, kMaxElements);
-  return std::make_unique<CudaCopyKernel>(split, device);
+  auto kernel = std::make_unique<CudaCopyKernel>(split, device);
+  if (verbose()) log_verbose(kernel->tuning());
+  return kernel;
 }
 
 }  // namespace opendml::internal
