@@ -175,6 +175,28 @@ TEST(DeviceNonzero, GuaranteedBaseOffsetAlignmentBindsBelowSixteen) {
     }
 }
 
+// Rows of 4 and 8 bytes (N = 1 or 2 UINT32 coordinates, N = 1 UINT64), the GPU's narrowest dense rows,
+// bound 4, 8 and 16 bytes off a 32-byte boundary, so that its groups of rows start at every position
+// within a 16-byte vector, over many groups and tiles, sparse to full, with fill rows too.
+TEST(DeviceNonzero, NarrowRowsAtEveryAlignment) {
+  for (uint32_t a : {4u, 8u, 16u})
+    for (double density : {0.03, 0.5, 1.0}) {
+      SCOPED_TRACE(::testing::Message() << "alignment " << a << ", density " << density);
+      NonzeroTester().alignment(a).sizes({100003}).density(density).run();
+      NonzeroTester().alignment(a).sizes({211, 389}).density(density).run();
+      NonzeroTester().alignment(a).type(DML_TENSOR_DATA_TYPE_UINT8).sizes({70001}).density(density).run();
+      NonzeroTester().alignment(a).sizes({50021}).density(density).fill_values({9}).run();
+      if (a == 4) continue;  // 8-byte coordinates bind at multiples of 8
+      NonzeroTester()
+          .alignment(a)
+          .extensions(ODML_EXTENSION_64BIT_INDICES)
+          .index_type(DML_TENSOR_DATA_TYPE_UINT64)
+          .sizes({100003})
+          .density(density)
+          .run();
+    }
+}
+
 TEST(DeviceNonzero, OwnedByDmlInput) {
   NonzeroTester().owned_by_dml().sizes({5, 6}).executions(2).run();
   NonzeroTester().owned_by_dml().type(DML_TENSOR_DATA_TYPE_INT8).sizes({5, 6}).strides({1, 5}).run();
