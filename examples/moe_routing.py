@@ -6,13 +6,17 @@ A router picks each token's top-k experts; every expert then takes the tokens ro
 weights over them and adds the result, scaled by the router's gate, to those tokens' outputs.
 
 The per-expert token lists are where torch code usually waits for the host: `torch.nonzero` must
-read how many tokens an expert got before it can size its result, once per expert per forward pass.
-`opendml.torch.nonzero` returns DirectML's worst case instead (one row per token) with the count
-left on the device, so everything here keeps static shapes: `torch.compile(fullgraph=True)` traces
-it into one graph and `torch.cuda.graph` captures it. Unused slots point at a padding row.
+read how many tokens an expert got before it can size its result, once per expert per forward pass
+(`moe_torch`, the reference every other version is checked against). `dispatch` instead lists every
+expert's tokens with one nonzero over the [experts, tokens] routing mask, at DirectML's worst case (a row
+per expert and token) with the count left on the device, and runs all experts in one batched matrix
+multiply: static shapes and a fixed number of operations, so `torch.compile(fullgraph=True)` traces
+it into one graph, `torch.cuda.graph` captures it, and eager mode launches the same few kernels for
+8 experts or 64. `moe_opendml` takes that nonzero from `opendml.torch.nonzero`; `moe_torch_static`
+from `torch.nonzero_static`, PyTorch's own way without a host wait, for comparison.
 
-    python3 examples/moe_routing.py                 # compare with the torch.nonzero version
-    python3 examples/moe_routing.py --bench         # on a GPU: time both (CUDA events)
+    python3 examples/moe_routing.py                 # compare every version with moe_torch
+    python3 examples/moe_routing.py --bench         # on a GPU: time them (CUDA events)
 """
 
 import argparse
@@ -30,35 +34,59 @@ def route(x, router, top_k):
     return gates, experts
 
 
-def moe_opendml(x, router, weights, top_k: int, capacity: int):
-    """The layer's output [tokens, hidden], with opendml's nonzero: no host wait, static shapes."""
-    tokens, hidden = x.shape
-    capacity = min(capacity, tokens)  # the coordinates have a row per token
-    gates, experts = route(x, router, top_k)
-    # Row `tokens` is padding: unused slots gather it (zeros, gate 0) and add into it; it is dropped.
-    x_padded = torch.cat([x, x.new_zeros(1, hidden)])
-    out = x.new_zeros(tokens + 1, hidden)
-    slots = torch.arange(capacity, device=x.device)
-    for e in range(weights.shape[0]):
-        chosen = experts == e  # [tokens, top_k]; top-k experts are distinct, so one per row at most
-        coords, count = odt.nonzero(chosen.any(dim=-1))  # [tokens, 1] in token order; count on the device
-        rows = torch.where(slots < count, coords[:capacity, 0], tokens)
-        gate = torch.cat([(gates * chosen).sum(dim=-1), gates.new_zeros(1)])
-        out.index_add_(0, rows, (x_padded[rows] @ weights[e]) * gate[rows, None])
-    return out[:tokens]
-
-
 def moe_torch(x, router, weights, top_k: int, capacity: int):
-    """The same layer with torch.nonzero, which waits for the host once per expert."""
+    """The layer as it is often written: an expert at a time, each taking its tokens from
+    torch.nonzero, which waits for the host once per expert to size its result."""
     tokens, hidden = x.shape
     gates, experts = route(x, router, top_k)
     out = x.new_zeros(tokens, hidden)
     for e in range(weights.shape[0]):
-        chosen = experts == e
+        chosen = experts == e  # [tokens, top_k]; top-k experts are distinct, so one per row at most
         rows = torch.nonzero(chosen.any(dim=-1))[:capacity, 0]
         gate = (gates * chosen).sum(dim=-1)
         out.index_add_(0, rows, (x[rows] @ weights[e]) * gate[rows, None])
     return out
+
+
+def dispatch(x, router, weights, top_k: int, capacity: int, nonzero):
+    """The same layer in a fixed number of operations whatever the number of experts, with static
+    shapes. `nonzero(mask)` returns (coordinates [mask.numel(), mask.dim()], count) with rows from
+    the count on holding zeros. One call over the [experts, tokens] routing mask lists every expert's
+    tokens at once, expert by expert and in token order within each; every (expert, token) pair within the
+    capacity gets a slot in an [experts, capacity] table (unused slots point at a padding row of
+    zeros), and one batched matrix multiply runs every expert over its slots."""
+    tokens, hidden = x.shape
+    experts = weights.shape[0]
+    capacity = min(capacity, tokens)
+    slots = experts * capacity
+    gates, chosen = route(x, router, top_k)
+    routed = torch.zeros(experts, tokens, dtype=torch.bool, device=x.device).scatter_(0, chosen.t(), True)
+    gate = x.new_zeros(tokens + 1, experts).scatter_(1, chosen, gates)  # row `tokens`: the padding's
+    pairs, count = nonzero(routed)  # (expert, token) pairs, expert by expert
+    expert, token = pairs[:, 0], pairs[:, 1]
+    row = torch.arange(experts * tokens, device=x.device)
+    per_expert = routed.sum(dim=1)
+    rank = row - (torch.cumsum(per_expert, 0) - per_expert)[expert]  # the token's place in its expert's list
+    slot = torch.where((row < count) & (rank < capacity), expert * capacity + rank, slots)  # past: a spare slot
+    table = torch.full((slots + 1,), tokens, device=x.device).scatter_(0, slot, token)[:slots]
+    x_padded = torch.cat([x, x.new_zeros(1, hidden)])
+    y = torch.bmm(x_padded[table].view(experts, capacity, hidden), weights).view(slots, hidden)
+    scale = gate[table, torch.arange(slots, device=x.device) // capacity]
+    return x.new_zeros(tokens + 1, hidden).index_add_(0, table, y * scale[:, None])[:tokens]
+
+
+def moe_opendml(x, router, weights, top_k: int, capacity: int):
+    """dispatch with opendml.torch.nonzero: the count comes from the same kernel, on the device."""
+    return dispatch(x, router, weights, top_k, capacity, lambda mask: odt.nonzero(mask, fill_value=0))
+
+
+def moe_torch_static(x, router, weights, top_k: int, capacity: int):
+    """dispatch with torch.nonzero_static, PyTorch's own nonzero without a host wait, and the count
+    from a separate sum."""
+    return dispatch(
+        x, router, weights, top_k, capacity,
+        lambda mask: (torch.nonzero_static(mask, size=mask.numel(), fill_value=0), mask.sum()),
+    )
 
 
 def make_layer(tokens, hidden, experts, seed, device, exact=False):
@@ -95,13 +123,16 @@ def cuda_graph(fn, *static_inputs):
 
 
 def check(args, device):
-    """Every way of running the opendml version against the torch.nonzero version, bit for bit."""
+    """Every way of running the dispatch versions against moe_torch, bit for bit."""
     top_k, capacity = args.top_k, capacity_for(args.tokens, args.experts, args.top_k, args.capacity_factor)
     x, router, weights = make_layer(args.tokens, args.hidden, args.experts, args.seed, device, exact=True)
     want = moe_torch(x, router, weights, top_k, capacity)
-    results = {"eager": moe_opendml(x, router, weights, top_k, capacity)}
+    results = {
+        "opendml, eager": moe_opendml(x, router, weights, top_k, capacity),
+        "torch.nonzero_static, eager": moe_torch_static(x, router, weights, top_k, capacity),
+    }
     compiled = torch.compile(moe_opendml, fullgraph=True, backend="aot_eager")
-    results["torch.compile(fullgraph=True)"] = compiled(x, router, weights, top_k, capacity)
+    results["opendml, torch.compile(fullgraph=True)"] = compiled(x, router, weights, top_k, capacity)
     if device.type == "cuda":
         static_x = x.clone()
         graph, out = cuda_graph(lambda t: moe_opendml(t, router, weights, top_k, capacity), static_x)
@@ -109,14 +140,14 @@ def check(args, device):
         x2, _, _ = make_layer(args.tokens, args.hidden, args.experts, args.seed + 1, device, exact=True)
         static_x.copy_(x2)
         graph.replay()
-        results["CUDA graph replay (new tokens)"] = out.clone()
+        results["opendml, CUDA graph replay (new tokens)"] = out.clone()
         want_graph = moe_torch(x2, router, weights, top_k, capacity)
     ok = True
     for name, got in results.items():
-        expected = want_graph if name.startswith("CUDA graph") else want
+        expected = want_graph if "CUDA graph" in name else want
         same = torch.equal(got, expected)
         ok &= same
-        print(f"{name:32s} {'equal to torch.nonzero version' if same else 'DIFFERS from torch.nonzero version'}")
+        print(f"{name:40s} {'equal to the torch.nonzero version' if same else 'DIFFERS from the torch.nonzero version'}")
     return ok
 
 
@@ -140,16 +171,18 @@ def bench(args):
         x, router, weights = make_layer(tokens, hidden, experts, args.seed, device)
         top_k, capacity = args.top_k, capacity_for(tokens, experts, args.top_k, args.capacity_factor)
         call = lambda fn: (lambda: fn(x, router, weights, top_k, capacity))  # noqa: E731
-        graph, _ = cuda_graph(lambda t: moe_opendml(t, router, weights, top_k, capacity), x)
-        versions = {
-            "torch.nonzero, eager (a host wait per expert)": call(moe_torch),
-            "opendml, eager": call(moe_opendml),
-            "opendml, CUDA graph replay": graph.replay,
+        versions = {"torch.nonzero, eager (a host wait per expert)": call(moe_torch)}
+        for name, fn in [("torch.nonzero_static", moe_torch_static), ("opendml", moe_opendml)]:
+            versions[f"{name}, eager"] = call(fn)
+            try:
+                versions[f"{name}, CUDA graph replay"] = cuda_graph(
+                    lambda t, fn=fn: fn(t, router, weights, top_k, capacity), x)[0].replay
+            except Exception as error:  # report it in the table and go on with the others
+                print(f"{tokens:7d} {hidden:6d} {experts:7d} {top_k:5d} {capacity:8d}  {name}, CUDA graph: "
+                      f"capture failed: {type(error).__name__}: {error}")
             # Inductor with its own CUDA graphs; compiled once per size (dynamic=False), before the timing.
-            "opendml, torch.compile(fullgraph, reduce-overhead)": call(
-                torch.compile(moe_opendml, fullgraph=True, dynamic=False, mode="reduce-overhead")
-            ),
-        }
+            versions[f"{name}, torch.compile(fullgraph, reduce-overhead)"] = call(
+                torch.compile(fn, fullgraph=True, dynamic=False, mode="reduce-overhead"))
         baseline = None  # the torch.nonzero version's time
         for name, fn in versions.items():
             row = f"{tokens:7d} {hidden:6d} {experts:7d} {top_k:5d} {capacity:8d}  {name:52s}"

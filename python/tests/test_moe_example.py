@@ -1,6 +1,7 @@
-"""examples/moe_routing.py: the opendml version of mixture-of-experts routing (eager, under
-torch.compile(fullgraph=True), and on a GPU replayed from a CUDA graph) gives the torch.nonzero
-version's output bit for bit."""
+"""examples/moe_routing.py: mixture-of-experts routing dispatched to every expert at once, with
+opendml's nonzero (eager, under torch.compile(fullgraph=True), and on a GPU replayed from a CUDA
+graph) and with torch.nonzero_static, gives the output of the expert-by-expert torch.nonzero version
+bit for bit."""
 
 import importlib.util
 import pathlib
@@ -26,6 +27,7 @@ def test_opendml_routing_equals_torch_nonzero_routing(tokens, hidden, experts, t
     want = moe.moe_torch(x, router, weights, top_k, capacity)
     assert want.abs().sum() > 0
     assert torch.equal(moe.moe_opendml(x, router, weights, top_k, capacity), want)
+    assert torch.equal(moe.moe_torch_static(x, router, weights, top_k, capacity), want)
     torch._dynamo.reset()
     compiled = torch.compile(moe.moe_opendml, fullgraph=True, backend="aot_eager")
     assert torch.equal(compiled(x, router, weights, top_k, capacity), want)
@@ -47,11 +49,11 @@ def test_capacity_drops_tokens_in_token_order():
 def test_the_script_checks_itself():
     run = subprocess.run([sys.executable, str(SCRIPT), "--device", "cpu", "--tokens", "48"], capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert run.stdout.count("equal to torch.nonzero version") == 2
+    assert run.stdout.count("equal to the torch.nonzero version") == 3, run.stdout
 
 
 @pytest.mark.cuda
 def test_on_the_gpu_with_a_cuda_graph(capsys):
     assert moe.main(["--device", "cuda", "--tokens", "256", "--hidden", "32", "--experts", "8"]) == 0
     out = capsys.readouterr().out
-    assert out.count("equal to torch.nonzero version") == 3 and "CUDA graph replay" in out
+    assert out.count("equal to the torch.nonzero version") == 4 and "CUDA graph replay" in out, out
