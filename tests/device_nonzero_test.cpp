@@ -210,6 +210,9 @@ TEST(DeviceNonzero, ConcurrentExecutionFromSeveralThreads) {
 TEST(DeviceNonzero, LargeEnoughForEveryThread) {
   NonzeroTester().type(DML_TENSOR_DATA_TYPE_INT8).sizes({1024, 1500}).density(0.3).run();
   NonzeroTester().sizes({600, 1000}).density(0.01).run();
+  // Narrow inner dimensions: chunks start inside rows, and coordinates carry across two of them.
+  NonzeroTester().type(DML_TENSOR_DATA_TYPE_UINT16).sizes({70001, 5, 3}).density(0.4).run();
+  NonzeroTester().type(DML_TENSOR_DATA_TYPE_UINT8).sizes({300007, 2}).density(0.05).fill_values({1, 2}).run();
   NonzeroTester().type(DML_TENSOR_DATA_TYPE_FLOAT16).sizes({1000, 600}).strides({1, 1000}).density(0.5).run();
   NonzeroTester()  // N below the rank, ONNX Runtime's coordinate strides
       .type(DML_TENSOR_DATA_TYPE_UINT16)

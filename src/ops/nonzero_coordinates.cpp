@@ -179,10 +179,7 @@ NonzeroPlan plan_nonzero_coordinates(const OperatorDef& op) {
   const uint32_t r = coordinates.rank;
   plan.columns = static_cast<uint32_t>(coordinates.sizes[r - 1]);
   const uint32_t dropped = input.rank - plan.columns;  // leading dimensions, all of size 1
-  for (uint32_t j = 0; j < plan.columns; ++j) {
-    plan.column_sizes[j] = input.sizes[dropped + j];
-    plan.input_strides[j] = input.strides[dropped + j];
-  }
+  for (uint32_t j = 0; j < plan.columns; ++j) plan.column_sizes[j] = input.sizes[dropped + j];
 
   MultiView<1> read;
   read.rank = input.rank;

@@ -59,14 +59,13 @@ struct NonzeroPlan {
   uint64_t element_count = 0;    // M
   uint32_t input_alignment = 0;  // the input's bound address is a multiple of this
 
-  // The input over its trailing N dimensions (the leading ones all have size 1): logical index i
-  // is the element at dot(unravel(i, column_sizes), input_strides), and its coordinates, one per
-  // column of a row, are unravel(i, column_sizes).
+  // The input over its trailing N dimensions (the leading ones all have size 1): the coordinates
+  // of logical index i, one per column of a row, are unravel(i, column_sizes).
   uint32_t columns = 0;  // N, the coordinates in a row
   Dims column_sizes{};
-  Dims input_strides{};
 
-  // The same input with dimensions coalesced, for reading only.
+  // The input with dimensions coalesced, for reading: logical index i is the element at
+  // dot(unravel(i, read_sizes), read_strides).
   uint32_t read_rank = 0;
   Dims read_sizes{};
   Dims read_strides{};

@@ -1,9 +1,11 @@
 // NONZERO_COORDINATES on the CPU, in two passes over chunks of the logical index range: count the
 // non-zeros of every chunk, then (after a prefix sum over the chunks) write each chunk's
 // coordinates from its own starting row. Both passes run the chunks in parallel; the rows come out
-// in ascending element order because every chunk knows where its rows start. Elements are tested
-// 64 at a time into a bit mask (a loop the compiler vectorizes), and the write pass visits only
-// the set bits, so neither pass branches per element.
+// in ascending element order because every chunk knows where its rows start. Elements are read in
+// runs along the input's coalesced dimensions (a packed input is one run, however narrow its
+// innermost dimension) and tested 64 at a time into a bit mask (a loop the compiler vectorizes);
+// the write pass visits only the set bits, stepping a set of coordinates from one to the next, so
+// neither pass branches per element.
 #include <array>
 #include <bit>
 #include <cstring>
@@ -72,12 +74,14 @@ class CpuNonzeroKernel final : public Kernel {
   // Chunk c is the logical indices [chunk_begin(c), chunk_begin(c + 1)).
   uint64_t chunk_begin(uint64_t c) const { return plan_.element_count * c / chunks_; }
 
-  // Calls fn(coord, p, count) for each run of the chunk: p is the run's first element.
+  // Calls fn(index, p, count) for each run of the chunk along the coalesced read dimensions: logical
+  // indices index .. index + count - 1, the first at p, the others read_strides[read_rank - 1] apart.
   template <class Fn>
   void for_each_run_of_chunk(uint64_t c, const std::byte* input, uint32_t element_bytes, Fn&& fn) const {
-    const uint64_t begin = chunk_begin(c), end = chunk_begin(c + 1);
-    for_each_run(plan_.columns, plan_.column_sizes, begin, end, [&](const Dims& coord, uint64_t count) {
-      fn(coord, input + dot(coord, plan_.input_strides, plan_.columns) * element_bytes, count);
+    uint64_t index = chunk_begin(c);
+    for_each_run(plan_.read_rank, plan_.read_sizes, index, chunk_begin(c + 1), [&](const Dims& at, uint64_t count) {
+      fn(index, input + dot(at, plan_.read_strides, plan_.read_rank) * element_bytes, count);
+      index += count;
     });
   }
 
@@ -96,14 +100,14 @@ class CpuNonzeroKernel final : public Kernel {
   template <class T, class C>
   Status run(const ExecuteArgs& args) const {
     const std::byte* input = args.inputs[0];
-    const uint32_t last = plan_.columns - 1;
-    const uint64_t stride = plan_.input_strides[last];
+    const uint32_t columns = plan_.columns;
+    const uint64_t stride = plan_.read_strides[plan_.read_rank - 1];
     const uint32_t mask = plan_.value_mask;
     std::array<uint64_t, kMaxChunks + 1> first_row{};  // per chunk: its first output row
 
     for_each_index(chunks_, chunks_ > 1, false, [&](uint64_t c) {
       uint64_t n = 0;
-      for_each_run_of_chunk(c, input, sizeof(T), [&](const Dims&, const std::byte* p, uint64_t count) {
+      for_each_run_of_chunk(c, input, sizeof(T), [&](uint64_t, const std::byte* p, uint64_t count) {
         for_each_mask<T>(p, stride, count, mask, [&](uint64_t, uint64_t bits) { n += std::popcount(bits); });
       });
       first_row[c + 1] = n;
@@ -115,11 +119,15 @@ class CpuNonzeroKernel final : public Kernel {
     const Dims& offsets = plan_.column_offsets;
     for_each_index(chunks_, chunks_ > 1, false, [&](uint64_t c) {
       C* out = coordinates + first_row[c] * row_stride;
-      for_each_run_of_chunk(c, input, sizeof(T), [&](const Dims& coord, const std::byte* p, uint64_t count) {
+      uint64_t at = chunk_begin(c);  // the logical index whose coordinates `coord` holds
+      Dims coord = unravel(at, columns, plan_.column_sizes);
+      for_each_run_of_chunk(c, input, sizeof(T), [&](uint64_t index, const std::byte* p, uint64_t count) {
         for_each_mask<T>(p, stride, count, mask, [&](uint64_t first, uint64_t bits) {
           for (; bits != 0; bits &= bits - 1) {
-            for (uint32_t j = 0; j < last; ++j) out[j * column_stride] = static_cast<C>(coord[j] + offsets[j]);
-            out[last * column_stride] = static_cast<C>(coord[last] + first + std::countr_zero(bits) + offsets[last]);
+            const uint64_t i = index + first + std::countr_zero(bits);
+            advance(coord, i - at, columns, plan_.column_sizes);
+            at = i;
+            for (uint32_t j = 0; j < columns; ++j) out[j * column_stride] = static_cast<C>(coord[j] + offsets[j]);
             out += row_stride;
           }
         });

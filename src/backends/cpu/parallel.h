@@ -26,6 +26,20 @@ inline Dims unravel(uint64_t index, uint32_t rank, const Dims& sizes) {
   return coord;
 }
 
+// Moves coord, the coordinates of a logical index of `sizes` (row-major), `delta` indices forward:
+// a division only where a dimension overflows, so that stepping through nearby indices is cheap.
+inline void advance(Dims& coord, uint64_t delta, uint32_t rank, const Dims& sizes) {
+  for (uint32_t d = rank; d-- > 0 && delta != 0;) {
+    const uint64_t sum = coord[d] + delta;
+    if (sum < sizes[d]) {
+      coord[d] = sum;
+      return;
+    }
+    coord[d] = sum % sizes[d];
+    delta = sum / sizes[d];  // carried into the next dimension out
+  }
+}
+
 // Visits the logical indices [begin, end) of `sizes` (row-major) as blocks of runs along the
 // innermost dimension: fn(coord, rows, count) covers `rows` runs of `count` elements, the r-th
 // starting at coord with coord[rank - 2] + r. rows > 1 only where count is the whole innermost
