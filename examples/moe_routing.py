@@ -171,6 +171,7 @@ def bench(args):
         x, router, weights = make_layer(tokens, hidden, experts, args.seed, device)
         top_k, capacity = args.top_k, capacity_for(tokens, experts, args.top_k, args.capacity_factor)
         call = lambda fn: (lambda: fn(x, router, weights, top_k, capacity))  # noqa: E731
+        case = f"{tokens:7d} {hidden:6d} {experts:7d} {top_k:5d} {capacity:8d}  "
         versions = {"torch.nonzero, eager (a host wait per expert)": call(moe_torch)}
         for name, fn in [("torch.nonzero_static", moe_torch_static), ("opendml", moe_opendml)]:
             versions[f"{name}, eager"] = call(fn)
@@ -178,14 +179,13 @@ def bench(args):
                 versions[f"{name}, CUDA graph replay"] = cuda_graph(
                     lambda t, fn=fn: fn(t, router, weights, top_k, capacity), x)[0].replay
             except Exception as error:  # report it in the table and go on with the others
-                print(f"{tokens:7d} {hidden:6d} {experts:7d} {top_k:5d} {capacity:8d}  {name}, CUDA graph: "
-                      f"capture failed: {type(error).__name__}: {error}")
+                print(f"{case}{name}, CUDA graph: capture failed: {type(error).__name__}: {error}")
             # Inductor with its own CUDA graphs; compiled once per size (dynamic=False), before the timing.
             versions[f"{name}, torch.compile(fullgraph, reduce-overhead)"] = call(
                 torch.compile(fn, fullgraph=True, dynamic=False, mode="reduce-overhead"))
         baseline = None  # the torch.nonzero version's time
         for name, fn in versions.items():
-            row = f"{tokens:7d} {hidden:6d} {experts:7d} {top_k:5d} {capacity:8d}  {name:52s}"
+            row = f"{case}{name:52s}"
             try:
                 ms = time_ms(fn, args.repeats)
             except Exception as error:  # report it in the table and go on with the others
