@@ -2,11 +2,14 @@
 //
 //   phase 1: each block takes a contiguous range of tiles. For each tile (kThreads * kVectors
 //            16-byte vectors, read striped across the block so that every load is coalesced) it
-//            writes one bit per element to a mask in the temporary region and each warp's count of
-//            non-zeros beside it. No warp waits for another: the loads of the next tile are issued
-//            before the current one's flags are worked out, so two tiles per block are in flight.
-//   grid barrier (cooperative_groups::this_grid().sync(): every block is resident by
-//            construction of the grid; a block barrier where the grid is one block).
+//            makes one bit per element (the tile's mask words) and each warp's count of non-zeros.
+//            Only the block itself reads them back, so those of its first tiles stay in shared
+//            memory (Kept) and the rest go to the temporary region. No warp waits for another: the
+//            loads of the next tile are issued before the current one's flags are worked out, so
+//            two tiles per block are in flight.
+//   grid barrier (cooperative_groups: every block is resident by construction of the grid; a block
+//            barrier where the grid is one block), split in two: between arriving and waiting, a
+//            block ranks and stages its first group of tiles, which needs nothing from the others.
 //   phase 2: a block's first output row is the sum of the totals of the blocks before it (a few
 //            hundred to a few thousand words, read from L2). For each group of its tiles with
 //            non-zeros (group_tiles: a mask word per thread at least; the warps' counts summed) it
@@ -15,10 +18,10 @@
 //            thread for rows wider than 16 bytes), consecutive threads to consecutive rows; the next
 //            group's mask words are loaded meanwhile. The last block writes the count.
 //
-// The input is read once; phase 2 reads the mask (1 bit per element), usually still in L2. Earlier
-// versions (bench/NOTES.md): a single-pass scan with decoupled look-back, where every tile waited
-// on its predecessors' publications (0.40 of a copy at density 0), and three kernels (flags, scan,
-// coordinates), which paid three launches.
+// The input is read once; phase 2 reads the mask (1 bit per element) from shared memory or, past
+// the kept tiles, usually from L2. Earlier versions (bench/NOTES.md): a single-pass scan with
+// decoupled look-back, where every tile waited on its predecessors' publications (0.40 of a copy at
+// density 0), and three kernels (flags, scan, coordinates), which paid three launches.
 #include <cooperative_groups.h>
 
 #include <algorithm>
@@ -46,6 +49,10 @@ constexpr uint32_t tile_words(uint32_t element_bytes) { return kTileBytes / elem
 constexpr uint32_t group_tiles(uint32_t element_bytes) {
   return kThreads > tile_words(element_bytes) ? kThreads / tile_words(element_bytes) : 1;
 }
+
+// Phase 1's mask words of a block's first tiles, up to this many, stay in shared memory for phase 2
+// (Kept): every block's whole range for inputs of up to 2^24 elements on an H100.
+constexpr uint32_t kKeptWords = 1024;
 
 // Dense rows wider than 16 bytes are stored as this many 16-byte parts, by as many neighbouring
 // lanes (write_rows).
@@ -207,16 +214,35 @@ __device__ __forceinline__ V block_exclusive_sum(V v, V& total) {
   return below + inclusive - v;
 }
 
-// Phase 1 for one tile: writes its mask words and the warp's count of non-zeros, which it returns
-// (the same in every lane). Element e of vector k of thread t is tile element (k * kThreads + t) * E
-// + e, E = 16 / sizeof(T), so the E flag bits of kLanes = 32 / E neighbouring lanes make one mask word.
+// What phase 1 finds in a block's tiles, for phase 2 of the same block: a tile's mask words and its
+// warps' counts of non-zeros, in shared memory for the block's first kTiles tiles and in the
+// temporary region (p.flag_words, p.warp_counts) past them.
 template <class T>
-__device__ __forceinline__ uint32_t store_flags(const NonzeroParams& p, uint32_t tile,
+struct Kept {
+  static constexpr uint32_t kTileWords = tile_words(sizeof(T));
+  static constexpr uint32_t kTiles = kKeptWords / kTileWords > 0 ? kKeptWords / kTileWords : 1;
+  uint32_t words[kTiles * kTileWords];
+  uint32_t warp_counts[kTiles * kWarps];
+
+  // Where tile `tile` of a block whose first tile is `first` keeps them.
+  __device__ __forceinline__ uint32_t* mask_of(const NonzeroParams& p, uint32_t first, uint32_t tile) {
+    return tile - first < kTiles ? words + (tile - first) * kTileWords : p.flag_words + uint64_t{tile} * kTileWords;
+  }
+  __device__ __forceinline__ uint32_t* warp_counts_of(const NonzeroParams& p, uint32_t first, uint32_t tile) {
+    return tile - first < kTiles ? warp_counts + (tile - first) * kWarps : p.warp_counts + uint64_t{tile} * kWarps;
+  }
+};
+
+// Phase 1 for one tile: writes its mask words to `words` and the warp's count of non-zeros to
+// warp_counts[warp], and returns that count (the same in every lane). Element e of vector k of
+// thread t is tile element (k * kThreads + t) * E + e, E = 16 / sizeof(T), so the E flag bits of
+// kLanes = 32 / E neighbouring lanes make one mask word.
+template <class T>
+__device__ __forceinline__ uint32_t store_flags(uint32_t* words, uint32_t* warp_counts,
                                                 const uint32_t (&flags)[kVectors]) {
   constexpr uint32_t E = 16 / sizeof(T);
   constexpr uint32_t kLanes = 32 / E;
   const uint32_t lane = threadIdx.x & 31;
-  uint32_t* words = p.flag_words + uint64_t{tile} * tile_words(sizeof(T));
   uint32_t count = 0;
 #pragma unroll
   for (uint32_t k = 0; k < kVectors; ++k) {
@@ -227,14 +253,14 @@ __device__ __forceinline__ uint32_t store_flags(const NonzeroParams& p, uint32_t
     if (lane % kLanes == 0) words[(k * kThreads + threadIdx.x) / kLanes] = word;
   }
   count = __reduce_add_sync(0xFFFFFFFFu, count);
-  if (lane == 0) p.warp_counts[uint64_t{tile} * kWarps + threadIdx.x / 32] = count;
+  if (lane == 0) warp_counts[threadIdx.x / 32] = count;
   return count;
 }
 
 // Phase 1 over the block's tiles [first, end); returns the block's count of non-zeros (in every
 // thread). Full tiles of a contiguous input go through registers two tiles deep.
 template <class T, bool kContiguous, class Index>
-__device__ __forceinline__ uint32_t flag_tiles(const NonzeroParams& p, uint32_t first, uint32_t end) {
+__device__ __forceinline__ uint32_t flag_tiles(const NonzeroParams& p, Kept<T>& kept, uint32_t first, uint32_t end) {
   constexpr uint64_t kTileItems = kTileBytes / sizeof(T);
   uint32_t warp_total = 0;
   uint32_t tile = first;
@@ -247,7 +273,7 @@ __device__ __forceinline__ uint32_t flag_tiles(const NonzeroParams& p, uint32_t 
       if (tile + 1 < full_end) load_vectors(p, tile + 1, next);
       uint32_t flags[kVectors];
       vector_flags<T>(p, raw, flags);
-      warp_total += store_flags<T>(p, tile, flags);
+      warp_total += store_flags<T>(kept.mask_of(p, first, tile), kept.warp_counts_of(p, first, tile), flags);
 #pragma unroll
       for (uint32_t k = 0; k < kVectors; ++k) raw[k] = next[k];
     }
@@ -255,7 +281,7 @@ __device__ __forceinline__ uint32_t flag_tiles(const NonzeroParams& p, uint32_t 
   for (; tile < end; ++tile) {
     uint32_t flags[kVectors];
     load_flags<T, kContiguous, Index>(p, tile, flags);
-    warp_total += store_flags<T>(p, tile, flags);
+    warp_total += store_flags<T>(kept.mask_of(p, first, tile), kept.warp_counts_of(p, first, tile), flags);
   }
   __shared__ uint32_t warp_totals[kWarps];
   if ((threadIdx.x & 31) == 0) warp_totals[threadIdx.x / 32] = warp_total;
@@ -435,16 +461,15 @@ __device__ __forceinline__ void fill_rows(const NonzeroParams& p, uint32_t first
   });
 }
 
-// Phase 2 reads a group's mask words (kGroupWords: group_tiles tiles' worth), thread t words
-// [t * kWordsPerThread, (t + 1) * kWordsPerThread). The first `valid_words` are the block's; the
-// rest (tiles past the block's range) read as zero.
+// Phase 2 reads a group's mask words (kGroupWords: group_tiles tiles' worth, kept in shared memory
+// or in the temporary region), thread t words [t * kWordsPerThread, (t + 1) * kWordsPerThread). The
+// first `valid_words` are the block's; the rest (tiles past the block's range) read as zero.
 template <uint32_t kGroupWords>
 struct GroupWords {
   static constexpr uint32_t kWordsPerThread = ceil_div(kGroupWords, kThreads);
   uint32_t words[kWordsPerThread];
 
-  __device__ __forceinline__ void load(const NonzeroParams& p, uint64_t first_word, uint32_t valid_words) {
-    const uint32_t* group_flags = p.flag_words + first_word;
+  __device__ __forceinline__ void load(const uint32_t* group_flags, uint32_t valid_words) {
 #pragma unroll
     for (uint32_t j = 0; j < kWordsPerThread; ++j) {
       const uint32_t w = threadIdx.x * kWordsPerThread + j;
@@ -453,35 +478,33 @@ struct GroupWords {
   }
 };
 
-// Phase 2 for one group of tiles with `total` > 0 non-zeros, the first at output row `first_row`, from
-// its mask words; its first element is `begin`.
-template <uint32_t kGroupWords, class Index, class C>
-__device__ __forceinline__ void write_group(const NonzeroParams& p, Staging<kGroupWords>& staging,
-                                            const GroupWords<kGroupWords>& mask, Index begin, Index first_row,
-                                            uint32_t total) {
+// Ranks a group's non-zeros with a block scan and stages their local indices, in order, for
+// write_rows. Needs nothing from other blocks, so the group before the grid barrier's wait can go
+// through it too.
+template <uint32_t kGroupWords>
+__device__ __forceinline__ void stage_group(Staging<kGroupWords>& staging, const GroupWords<kGroupWords>& mask) {
   constexpr uint32_t kWordsPerThread = GroupWords<kGroupWords>::kWordsPerThread;
   uint32_t count = 0;
 #pragma unroll
   for (uint32_t j = 0; j < kWordsPerThread; ++j) count += __popc(mask.words[j]);
   uint32_t unused;
-  uint32_t rank = block_exclusive_sum<kThreads>(count, unused);  // its barriers also end the last tile's reads
+  uint32_t rank = block_exclusive_sum<kThreads>(count, unused);  // its barriers also end the last group's writes
 #pragma unroll
   for (uint32_t j = 0; j < kWordsPerThread; ++j)
     for (uint32_t bits = mask.words[j]; bits != 0; bits &= bits - 1)
       staging.selected[staging.padded(rank++)] =
           static_cast<uint16_t>((threadIdx.x * kWordsPerThread + j) * 32 + __ffs(bits) - 1);
   __syncthreads();
-
-  with_columns(p, [&]<uint32_t N>() { write_rows<N, kGroupWords, Index, C>(p, staging, begin, first_row, total); });
 }
 
 // The counts of tiles [pass, pass + n), n <= kPassTiles, into `counts`: thread t reads the count of
 // warp t % kWarps in tile pass + t / kWarps, and each group of kWarps lanes sums its tile's.
-__device__ __forceinline__ void read_pass_counts(const NonzeroParams& p, uint32_t pass, uint32_t n,
-                                                 uint32_t (&counts)[kPassTiles]) {
+template <class T>
+__device__ __forceinline__ void read_pass_counts(const NonzeroParams& p, Kept<T>& kept, uint32_t first, uint32_t pass,
+                                                 uint32_t n, uint32_t (&counts)[kPassTiles]) {
   static_assert(kPassTiles * kWarps == kThreads && 32 % kWarps == 0);
   const uint32_t t = threadIdx.x / kWarps;
-  uint32_t c = t < n ? p.warp_counts[(uint64_t{pass} + t) * kWarps + threadIdx.x % kWarps] : 0;
+  uint32_t c = t < n ? kept.warp_counts_of(p, first, pass + t)[threadIdx.x % kWarps] : 0;
 #pragma unroll
   for (uint32_t d = 1; d < kWarps; d *= 2) c += __shfl_xor_sync(0xFFFFFFFFu, c, d);
   if (threadIdx.x % kWarps == 0) counts[t] = c;
@@ -491,22 +514,59 @@ template <class T, bool kContiguous, class Index, class C>
 __global__ void __launch_bounds__(kThreads) nonzero_kernel(const NonzeroParams p) {
   constexpr uint32_t kTileWords = tile_words(sizeof(T));
   constexpr uint32_t G = group_tiles(sizeof(T));
-  static_assert(kPassTiles % G == 0, "a group of tiles lies within one pass");
-  __shared__ Staging<kTileWords * G> staging;
+  constexpr uint32_t kGroupWords = kTileWords * G;
+  static_assert(kPassTiles % G == 0 && Kept<T>::kTiles % G == 0,
+                "a group of tiles lies within one pass and is kept whole or not at all");
+  __shared__ Staging<kGroupWords> staging;
+  __shared__ Kept<T> kept;
   __shared__ uint32_t pass_counts[kPassTiles];
   const uint32_t first_tile = blockIdx.x * p.tiles_per_block;
   const uint32_t end_tile = min(p.tiles, first_tile + p.tiles_per_block);
 
-  const uint32_t block_total = flag_tiles<T, kContiguous, Index>(p, first_tile, end_tile);
+  const uint32_t block_total = flag_tiles<T, kContiguous, Index>(p, kept, first_tile, end_tile);
   if (threadIdx.x == 0) p.block_totals[blockIdx.x] = block_total;
-  // A grid of one block (an input of one tile) waits for nothing but itself: 1.2 us of a 7-us call
-  // on an H100. One block working through four tiles took 1.6x as long as four blocks and the grid
-  // barrier (bench/NOTES.md).
+  // The grid barrier, arrived at here and waited for once the block's first group with non-zeros is
+  // staged. A grid of one block (an input of one tile) waits for nothing but itself: 1.2 us of a
+  // 7-us call on an H100. One block working through four tiles took 1.6x as long as four blocks and
+  // the grid barrier (bench/NOTES.md).
+  const cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+  cooperative_groups::grid_group::arrival_token arrival = 0;
   if (gridDim.x == 1) {
     __syncthreads();
   } else {
-    cooperative_groups::this_grid().sync();
+    arrival = grid.barrier_arrive();
   }
+
+  // The block's tiles in passes: their counts read at once, then the groups of G tiles with
+  // non-zeros in turn, each staged while the one before is written and the next one's mask words
+  // loaded meanwhile.
+  uint32_t pass = first_tile, n = min(kPassTiles, end_tile - pass);
+  const auto group_count = [&](uint32_t j) {
+    uint32_t count = 0;
+#pragma unroll
+    for (uint32_t i = 0; i < G; ++i) count += j + i < n ? pass_counts[j + i] : 0;
+    return count;
+  };
+  const auto next_group = [&](uint32_t j) {  // the first group from j on with non-zeros, or n
+    while (j < n && group_count(j) == 0) j += G;
+    return j < n ? j : n;
+  };
+  GroupWords<kGroupWords> mask;
+  const auto load_group = [&](uint32_t tile) {
+    mask.load(kept.mask_of(p, first_tile, tile), min(G, end_tile - tile) * kTileWords);
+  };
+  const auto start_pass = [&] {  // pass_counts is free
+    read_pass_counts(p, kept, first_tile, pass, n, pass_counts);
+    __syncthreads();
+    const uint32_t j = next_group(0);
+    if (j < n) {
+      load_group(pass + j);
+      stage_group(staging, mask);
+    }
+    return j;
+  };
+  uint32_t j = start_pass();
+  if (gridDim.x > 1) grid.barrier_wait(std::move(arrival));
 
   Index below = 0;  // non-zeros in the blocks before this one
   for (uint32_t b = threadIdx.x; b < blockIdx.x; b += kThreads) below += __ldcg(&p.block_totals[b]);
@@ -522,36 +582,22 @@ __global__ void __launch_bounds__(kThreads) nonzero_kernel(const NonzeroParams p
   }
   if (p.fill_rows) fill_rows<T, C>(p, first_tile, end_tile, row, block_total);
   if (block_total == 0) return;
-  // The block's tiles in passes: their counts read at once, then groups of G tiles with non-zeros in
-  // turn, each next one's mask words loaded before the current one is written.
-  GroupWords<kTileWords * G> mask, next;
-  const auto load_group = [&](GroupWords<kTileWords * G>& words, uint32_t tile) {
-    words.load(p, uint64_t{tile} * kTileWords, min(G, end_tile - tile) * kTileWords);
-  };
-  for (uint32_t pass = first_tile; pass < end_tile; pass += kPassTiles) {
-    const uint32_t n = min(kPassTiles, end_tile - pass);
-    read_pass_counts(p, pass, n, pass_counts);
-    __syncthreads();
-    const auto group_count = [&](uint32_t j) {
-      uint32_t count = 0;
-#pragma unroll
-      for (uint32_t i = 0; i < G; ++i) count += j + i < n ? pass_counts[j + i] : 0;
-      return count;
-    };
-    uint32_t j = 0;
-    while (j < n && group_count(j) == 0) j += G;
-    if (j < n) load_group(mask, pass + j);
-    while (j < n) {
-      uint32_t k = j + G;
-      while (k < n && group_count(k) == 0) k += G;
-      if (k < n) load_group(next, pass + k);
+  for (;;) {
+    while (j < n) {  // group j is staged
+      const uint32_t k = next_group(j + G);
+      if (k < n) load_group(pass + k);
       const uint32_t count = group_count(j);
-      write_group<kTileWords * G, Index, C>(p, staging, mask, Index{pass + j} * (kTileWords * 32), row, count);
+      const Index begin = Index{pass + j} * (kTileWords * 32);
+      with_columns(p, [&]<uint32_t N>() { write_rows<N, kGroupWords, Index, C>(p, staging, begin, row, count); });
       row += count;
-      mask = next;
       j = k;
+      if (j < n) stage_group(staging, mask);
     }
-    __syncthreads();  // pass_counts is rewritten next pass
+    pass += kPassTiles;
+    if (pass >= end_tile) break;
+    n = min(kPassTiles, end_tile - pass);
+    __syncthreads();  // pass_counts is rewritten
+    j = start_pass();
   }
 }
 
@@ -637,8 +683,9 @@ class CudaNonzeroKernel final : public Kernel {
     if (verbose())
       log_verbose(cat("cuda.nonzero tuning: ", kThreads, " threads, ", kVectors,
                       " 16-byte vectors per thread and tile (", kTileBytes, "-byte tiles, 2 in flight per block), ",
-                      kPassTiles, " tiles per pass, written in groups of ", group, "; ", blocks_, " blocks of ",
-                      p.tiles_per_block, " tiles (", per_sm, " per SM)"));
+                      kPassTiles, " tiles per pass, written in groups of ", group, ", mask words of up to ", kKeptWords,
+                      " kept in shared memory; ", blocks_, " blocks of ", p.tiles_per_block, " tiles (", per_sm,
+                      " per SM)"));
   }
 
   uint64_t temporary_bytes() const override { return counts_bytes_ + flag_bytes_; }
