@@ -3,7 +3,8 @@
 #
 #   bash bench/peers/run.sh
 #
-# 1. builds libopendml.so with the CUDA backend (Release, sm_90) and the CUB harness, side by side;
+# 1. builds libopendml.so with the CUDA backend (Release, sm_90), the CUB harness and this checkout's
+#    Python package (for the opendml.jax rows; pip, scikit-build-core and nanobind), side by side;
 # 2. runs gpu_peers.py: opendml against torch, CuPy, JAX and CUB on one GPU (JSON + log);
 # 3. runs report.py: performance.md and the three plots, from that JSON (and CPU_JSON if given).
 #
@@ -29,6 +30,11 @@ echo "== build ($nvcc, $(nproc) cores)"
 "$nvcc" -O3 -arch=sm_90 -shared -Xcompiler -fPIC -o "$build/libcub_nonzero.so" bench/peers/cub_nonzero.cu \
   >"$build/cub.log" 2>&1 &
 cub_pid=$!
+# This checkout's Python package, for the opendml.jax rows: a package installed earlier may be of
+# another commit (or missing, and then those rows are not measured at all).
+"$python" -m pip install -q --no-build-isolation --no-deps --no-index --upgrade --target "$build/python" . \
+  >"$build/python.log" 2>&1 &
+python_pid=$!
 cmake -S . -B "$build/opendml" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_COMPILER="$nvcc" \
   -DOPENDML_WITH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DOPENDML_BUILD_TESTS=OFF -DOPENDML_BUILD_TOOLS=OFF \
   -DOPENDML_BUILD_BENCHMARKS=OFF >"$log" 2>&1 || { tail -n 30 "$log"; exit 1; }
@@ -40,6 +46,13 @@ else
   rm -f "$build/libcub_nonzero.so"
 fi
 cat "$build/cub.log" >>"$log"
+if wait "$python_pid"; then
+  echo "Python package built"
+  export PYTHONPATH="$PWD/$build/python${PYTHONPATH:+:$PYTHONPATH}"
+else
+  echo "the Python package did not build: the opendml.jax rows are not measured (see $log)"
+fi
+cat "$build/python.log" >>"$log"
 echo "built in $((SECONDS - start)) s"
 
 echo "== gpu_peers.py"
