@@ -538,8 +538,8 @@ __global__ void __launch_bounds__(kThreads) nonzero_kernel(const NonzeroParams p
   }
 
   // The block's tiles in passes: their counts read at once, then the groups of G tiles with
-  // non-zeros in turn, each staged while the one before is written and the next one's mask words
-  // loaded meanwhile.
+  // non-zeros in turn, each one's mask words loaded while the group before it is written, then ranked
+  // and staged. A pass's first group is staged as the pass starts: the first pass's before the wait.
   uint32_t pass = first_tile, n = min(kPassTiles, end_tile - pass);
   const auto group_count = [&](uint32_t j) {
     uint32_t count = 0;
