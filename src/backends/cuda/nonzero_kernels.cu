@@ -220,16 +220,25 @@ __device__ __forceinline__ V block_exclusive_sum(V v, V& total) {
 template <class T>
 struct Kept {
   static constexpr uint32_t kTileWords = tile_words(sizeof(T));
-  static constexpr uint32_t kTiles = kKeptWords / kTileWords > 0 ? kKeptWords / kTileWords : 1;
+  static constexpr uint32_t kTiles = kKeptWords / kTileWords;
   uint32_t words[kTiles * kTileWords];
   uint32_t warp_counts[kTiles * kWarps];
 
   // Where tile `tile` of a block whose first tile is `first` keeps them.
   __device__ __forceinline__ uint32_t* mask_of(const NonzeroParams& p, uint32_t first, uint32_t tile) {
-    return tile - first < kTiles ? words + (tile - first) * kTileWords : p.flag_words + uint64_t{tile} * kTileWords;
+    return slot<kTileWords>(words, p, &NonzeroParams::flag_words, first, tile);
   }
   __device__ __forceinline__ uint32_t* warp_counts_of(const NonzeroParams& p, uint32_t first, uint32_t tile) {
-    return tile - first < kTiles ? warp_counts + (tile - first) * kWarps : p.warp_counts + uint64_t{tile} * kWarps;
+    return slot<kWarps>(warp_counts, p, &NonzeroParams::warp_counts, first, tile);
+  }
+
+ private:
+  // A tile's kWords words: in `kept` for the block's first kTiles tiles, else in `spilled`, which
+  // has a slot for every tile of the input.
+  template <uint32_t kWords>
+  static __device__ __forceinline__ uint32_t* slot(uint32_t* kept, const NonzeroParams& p,
+                                                   uint32_t* NonzeroParams::*spilled, uint32_t first, uint32_t tile) {
+    return tile - first < kTiles ? kept + (tile - first) * kWords : p.*spilled + uint64_t{tile} * kWords;
   }
 };
 
