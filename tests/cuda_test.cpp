@@ -259,6 +259,26 @@ TEST_F(DeviceCuda, OneCompiledOperatorOnTwoStreams) {
   }
 }
 
+// A block keeps the mask words and counts of as many of its tiles as fit in shared memory beside the
+// other resident blocks; only the tiles past those have slots in the temporary region
+// (nonzero_kernels.cu, Kept), so it is a few bytes a block until an input is large enough for some
+// to spill. The first size that spills (in steps of 2^22 elements), found by its temporary size, bit
+// for bit against the CPU, for one-byte and four-byte inputs (one and two tiles a group in phase 2).
+TEST_F(DeviceCuda, NonzeroOfTilesPastTheKeptOnes) {
+  for (DML_TENSOR_DATA_TYPE type : {DML_TENSOR_DATA_TYPE_UINT8, DML_TENSOR_DATA_TYPE_FLOAT32}) {
+    uint32_t rows = 1u << 10;
+    for (;; rows += 1u << 10) {
+      ASSERT_LE(rows, 1u << 16) << "no input of up to 2^28 elements spills";
+      opendml::NonzeroCoordinatesDesc desc(TensorDesc(type, {rows, 4096}), TensorDesc(DML_TENSOR_DATA_TYPE_UINT32, {1}),
+                                           TensorDesc(DML_TENSOR_DATA_TYPE_UINT32, {rows * 4096, 2}));
+      if (opendml::Operator(test_device(), desc).compile().binding_properties().temporary_size_in_bytes > (1u << 16))
+        break;
+    }
+    SCOPED_TRACE(::testing::Message() << rows << " x 4096 elements");
+    NonzeroTester().type(type).sizes({rows, 4096}).density(0.4).run();
+  }
+}
+
 // 2^31 + 2^21 + 3 one-byte elements (a partial last tile), non-zeros on both sides of 2^31 and
 // at the very end. Rows are flat indices (a 1-D input), so they are known without a reference.
 TEST_F(DeviceCuda, HugeNonzeroOverTwoToThe31Elements) {

@@ -881,7 +881,8 @@ def main():
     parser.add_argument("--cub", default=os.path.join(build, "libcub_nonzero.so"))
     parser.add_argument("--out", default=os.environ.get("OUT") or build)
     parser.add_argument("--quick", action="store_true", help="a few cases, to check the set-up")
-    parser.add_argument("--filter", default="", help="only cases whose name contains this")
+    parser.add_argument("--filter", action="append", default=[],
+                        help="only cases whose name contains this (given several times: any of them)")
     parser.add_argument("--max-mib", type=float, default=float("inf"), help="skip cases with larger inputs")
     parser.add_argument("--check-mib", type=float, default=256, help="compare with NumPy up to this input size")
     parser.add_argument("--budget-s", type=float, default=240, help="start no case after this many seconds")
@@ -891,7 +892,7 @@ def main():
     args = parser.parse_args()
     started = time.perf_counter()
 
-    case_list = [c for c in cases(args.quick) if args.filter in c.name and c.total_bytes <= args.max_mib * MIB]
+    case_list = [c for c in cases(args.quick) if (not args.filter or any(f in c.name for f in args.filter)) and c.total_bytes <= args.max_mib * MIB]
     skip = {} if args.dry_run or args.simulate else probe_frameworks()
     if "torch" in skip:
         print(f"torch cannot use the GPU: {skip['torch']}")

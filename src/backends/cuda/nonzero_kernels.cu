@@ -3,10 +3,10 @@
 //   phase 1: each block takes a contiguous range of tiles. For each tile (kThreads * kVectors
 //            16-byte vectors, read striped across the block so that every load is coalesced) it
 //            makes one bit per element (the tile's mask words) and each warp's count of non-zeros.
-//            Only the block itself reads them back, so those of its first tiles stay in shared
-//            memory (Kept) and the rest go to the temporary region. No warp waits for another: the
-//            loads of the next tile are issued before the current one's flags are worked out, so
-//            two tiles per block are in flight.
+//            Only the block itself reads them back, so they stay in shared memory (Kept), as many
+//            tiles' worth as the resident blocks leave room for; only the rest go to the temporary
+//            region. No warp waits for another: the loads of the next tile are issued before the
+//            current one's flags are worked out, so two tiles per block are in flight.
 //   grid barrier (cooperative_groups: every block is resident by construction of the grid; a block
 //            barrier where the grid is one block), split in two: between arriving and waiting, a
 //            block ranks and stages its first group of tiles, which needs nothing from the others.
@@ -50,9 +50,9 @@ constexpr uint32_t group_tiles(uint32_t element_bytes) {
   return kThreads > tile_words(element_bytes) ? kThreads / tile_words(element_bytes) : 1;
 }
 
-// Phase 1's mask words of a block's first tiles, up to this many, stay in shared memory for phase 2
-// (Kept): every block's whole range for inputs of up to 2^24 elements on an H100.
-constexpr uint32_t kKeptWords = 1024;
+// Phase 1's mask words and warp counts of a block's first tiles stay in shared memory for phase 2
+// (Kept), in as much as the resident blocks leave free (kept_tiles): every block's whole range up to
+// 2^26 elements on an H100, half of it at 2^28 for 4-byte inputs.
 
 // Dense rows wider than 16 bytes are stored as this many 16-byte parts, by as many neighbouring
 // lanes (write_rows).
@@ -68,12 +68,15 @@ struct NonzeroParams {
   const std::byte* input;
   void* count;             // count_bytes wide
   void* coordinates;       // each coordinate as wide as the kernel's C
-  uint32_t* warp_counts;   // tiles * kWarps words: the non-zeros each warp found in a tile
   uint32_t* block_totals;  // a word per block (a block's range of any input that fits on a GPU)
-  uint32_t* flag_words;    // tiles * tile_words(element bytes): bit i of a tile is its element i
+  // The tiles of a block past its first kept_tiles (Kept) have slots here, spilled_tiles a block:
+  uint32_t* warp_counts;  // kWarps words a slot: the non-zeros each warp found in the tile
+  uint32_t* flag_words;   // tile_words(element bytes) a slot: bit i is the tile's element i
   uint64_t elements;
   uint32_t tiles;
   uint32_t tiles_per_block;
+  uint32_t kept_tiles;  // a multiple of group_tiles, or tiles_per_block
+  uint32_t spilled_tiles;
   uint32_t value_mask;
   uint32_t count_bytes;
   // Reading a strided input: logical index -> element offset.
@@ -214,31 +217,36 @@ __device__ __forceinline__ V block_exclusive_sum(V v, V& total) {
   return below + inclusive - v;
 }
 
+// The kept region: dynamic shared memory, sized per plan (CudaNonzeroKernel).
+extern __shared__ uint4 kept_region[];
+
 // What phase 1 finds in a block's tiles, for phase 2 of the same block: a tile's mask words and its
-// warps' counts of non-zeros, in shared memory for the block's first kTiles tiles and in the
-// temporary region (p.flag_words, p.warp_counts) past them.
+// warps' counts of non-zeros, in shared memory for the block's first p.kept_tiles tiles and in the
+// block's p.spilled_tiles slots of the temporary region (p.flag_words, p.warp_counts) past them.
 template <class T>
 struct Kept {
   static constexpr uint32_t kTileWords = tile_words(sizeof(T));
-  static constexpr uint32_t kTiles = kKeptWords / kTileWords;
-  uint32_t words[kTiles * kTileWords];
-  uint32_t warp_counts[kTiles * kWarps];
+  uint32_t* words;        // p.kept_tiles * kTileWords
+  uint32_t* warp_counts;  // p.kept_tiles * kWarps, after them
+
+  __device__ explicit Kept(const NonzeroParams& p)
+      : words(reinterpret_cast<uint32_t*>(kept_region)), warp_counts(words + p.kept_tiles * kTileWords) {}
 
   // Where tile `tile` of a block whose first tile is `first` keeps them.
   __device__ __forceinline__ uint32_t* mask_of(const NonzeroParams& p, uint32_t first, uint32_t tile) {
-    return slot<kTileWords>(words, p, &NonzeroParams::flag_words, first, tile);
+    return slot<kTileWords>(words, p, p.flag_words, tile - first);
   }
   __device__ __forceinline__ uint32_t* warp_counts_of(const NonzeroParams& p, uint32_t first, uint32_t tile) {
-    return slot<kWarps>(warp_counts, p, &NonzeroParams::warp_counts, first, tile);
+    return slot<kWarps>(warp_counts, p, p.warp_counts, tile - first);
   }
 
  private:
-  // A tile's kWords words: in `kept` for the block's first kTiles tiles, else in `spilled`, which
-  // has a slot for every tile of the input.
+  // The kWords words of the block's tile number i: kept, or in the block's spilled slots.
   template <uint32_t kWords>
-  static __device__ __forceinline__ uint32_t* slot(uint32_t* kept, const NonzeroParams& p,
-                                                   uint32_t* NonzeroParams::*spilled, uint32_t first, uint32_t tile) {
-    return tile - first < kTiles ? kept + (tile - first) * kWords : p.*spilled + uint64_t{tile} * kWords;
+  static __device__ __forceinline__ uint32_t* slot(uint32_t* kept, const NonzeroParams& p, uint32_t* spilled,
+                                                   uint32_t i) {
+    if (i < p.kept_tiles) return kept + i * kWords;
+    return spilled + (uint64_t{blockIdx.x} * p.spilled_tiles + (i - p.kept_tiles)) * kWords;
   }
 };
 
@@ -524,10 +532,9 @@ __global__ void __launch_bounds__(kThreads) nonzero_kernel(const NonzeroParams p
   constexpr uint32_t kTileWords = tile_words(sizeof(T));
   constexpr uint32_t G = group_tiles(sizeof(T));
   constexpr uint32_t kGroupWords = kTileWords * G;
-  static_assert(kPassTiles % G == 0 && Kept<T>::kTiles % G == 0,
-                "a group of tiles lies within one pass and is kept whole or not at all");
+  static_assert(kPassTiles % G == 0, "a group of tiles lies within one pass");  // and p.kept_tiles % G == 0
   __shared__ Staging<kGroupWords> staging;
-  __shared__ Kept<T> kept;
+  Kept<T> kept(p);
   __shared__ uint32_t pass_counts[kPassTiles];
   const uint32_t first_tile = blockIdx.x * p.tiles_per_block;
   const uint32_t end_tile = min(p.tiles, first_tile + p.tiles_per_block);
@@ -642,6 +649,38 @@ bool wide_indices(const NonzeroPlan& plan) {
   return plan.element_count > kMaxElements || extent > kMaxElements;
 }
 
+// Shared memory a block's kept tile takes: its mask words and warp counts (Kept).
+constexpr uint32_t kept_tile_bytes(uint32_t element_bytes) { return (tile_words(element_bytes) + kWarps) * 4; }
+
+// The most of a block's `tiles` that Kept holds with per_sm blocks resident on every SM of the
+// current device: all of them, or a multiple of group_tiles (a group is kept whole or not at all).
+// An SM's shared memory less each block's reservation and static shared memory, shared evenly, then
+// checked with the occupancy calculator. (cudaOccupancyAvailableDynamicSMemPerBlock left out the
+// 1 KB a block reserves on an H100: a grid of float32 at 2^28 did not launch.)
+uint32_t kept_tiles(KernelFunction kernel, int per_sm, uint32_t tiles, uint32_t element_bytes) {
+  int device = 0, sm_bytes = 0, reserved = 0, optin = 0;
+  cudaGetDevice(&device);
+  cudaDeviceGetAttribute(&sm_bytes, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device);
+  cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, device);
+  cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+  cudaFuncAttributes attributes{};
+  cudaFuncGetAttributes(&attributes, kernel);
+  // The kernel's limit, not the plan's: the same for every plan, so that plans made on other threads
+  // never lower it.
+  cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                       std::max(optin - static_cast<int>(attributes.sharedSizeBytes), 0));
+  const int64_t room = int64_t{sm_bytes} / per_sm - reserved - static_cast<int64_t>(attributes.sharedSizeBytes);
+  const uint32_t group = group_tiles(element_bytes);
+  uint32_t kept = static_cast<uint32_t>(std::clamp<int64_t>(room / kept_tile_bytes(element_bytes), 0, tiles));
+  if (kept < tiles) kept = kept / group * group;
+  for (;;) {
+    int resident = 0;
+    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, kThreads, kept * kept_tile_bytes(element_bytes));
+    if (resident >= per_sm || kept == 0) return kept;
+    kept = (kept - 1) / group * group;
+  }
+}
+
 class CudaNonzeroKernel final : public Kernel {
  public:
   CudaNonzeroKernel(const NonzeroPlan& plan, const CudaDevice& device) : ordinal_(device.ordinal()) {
@@ -682,22 +721,29 @@ class CudaNonzeroKernel final : public Kernel {
     DeviceGuard guard(ordinal_);
     int per_sm = 0;
     cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel_, kThreads, 0);
-    const uint32_t resident = static_cast<uint32_t>(std::max(per_sm, 1)) * device.multiprocessors();
+    per_sm = std::max(per_sm, 1);
+    const uint32_t resident = static_cast<uint32_t>(per_sm) * device.multiprocessors();
     const uint32_t group = group_tiles(plan.element_bytes);
     p.tiles_per_block = ceil_div(p.tiles, resident);
     if (p.tiles_per_block > group) p.tiles_per_block = ceil_div(p.tiles_per_block, group) * group;
     blocks_ = ceil_div(p.tiles, p.tiles_per_block);
-    counts_bytes_ = (uint64_t{p.tiles} * kWarps + blocks_) * 4 + 15 & ~uint64_t{15};
-    flag_bytes_ = uint64_t{p.tiles} * tile_words(plan.element_bytes) * 4;
+    // Kept: as many of a block's tiles as the shared memory left beside per_sm resident blocks holds.
+    p.kept_tiles = kept_tiles(kernel_, per_sm, p.tiles_per_block, plan.element_bytes);
+    p.spilled_tiles = p.tiles_per_block - p.kept_tiles;
+    kept_bytes_ = p.kept_tiles * kept_tile_bytes(plan.element_bytes);
+    totals_bytes_ = (uint64_t{blocks_} * 4 + 15) & ~uint64_t{15};
+    const uint64_t spilled = uint64_t{blocks_} * p.spilled_tiles;
+    counts_bytes_ = spilled * kWarps * 4;
+    flag_bytes_ = spilled * tile_words(plan.element_bytes) * 4;
     if (verbose())
       log_verbose(cat("cuda.nonzero tuning: ", kThreads, " threads, ", kVectors,
                       " 16-byte vectors per thread and tile (", kTileBytes, "-byte tiles, 2 in flight per block), ",
-                      kPassTiles, " tiles per pass, written in groups of ", group, ", mask words of up to ", kKeptWords,
-                      " kept in shared memory; ", blocks_, " blocks of ", p.tiles_per_block, " tiles (", per_sm,
-                      " per SM)"));
+                      kPassTiles, " tiles per pass, written in groups of ", group, "; ", blocks_, " blocks of ",
+                      p.tiles_per_block, " tiles (", per_sm, " per SM), ", p.kept_tiles, " of them kept in ",
+                      kept_bytes_, " bytes of shared memory"));
   }
 
-  uint64_t temporary_bytes() const override { return counts_bytes_ + flag_bytes_; }
+  uint64_t temporary_bytes() const override { return totals_bytes_ + counts_bytes_ + flag_bytes_; }
 
   Status execute(const ExecuteArgs& args) const override {
     DeviceGuard guard(ordinal_);
@@ -706,15 +752,16 @@ class CudaNonzeroKernel final : public Kernel {
     p.count = args.outputs[0];
     p.coordinates = args.outputs[1];
     p.vector_rows = vector_alignment_ != 0 && reinterpret_cast<uintptr_t>(p.coordinates) % vector_alignment_ == 0;
-    p.warp_counts = reinterpret_cast<uint32_t*>(args.temporary);
-    p.block_totals = p.warp_counts + uint64_t{p.tiles} * kWarps;
-    p.flag_words = reinterpret_cast<uint32_t*>(args.temporary + counts_bytes_);
+    p.block_totals = reinterpret_cast<uint32_t*>(args.temporary);
+    p.warp_counts = reinterpret_cast<uint32_t*>(args.temporary + totals_bytes_);
+    p.flag_words = reinterpret_cast<uint32_t*>(args.temporary + totals_bytes_ + counts_bytes_);
     cudaLaunchAttribute cooperative{};
     cooperative.id = cudaLaunchAttributeCooperative;
     cooperative.val.cooperative = 1;
     cudaLaunchConfig_t config{};
     config.gridDim = dim3(blocks_);
     config.blockDim = dim3(kThreads);
+    config.dynamicSmemBytes = kept_bytes_;
     config.stream = static_cast<cudaStream_t>(args.stream);
     config.attrs = &cooperative;
     config.numAttrs = 1;
@@ -728,6 +775,8 @@ class CudaNonzeroKernel final : public Kernel {
   KernelFunction kernel_ = nullptr;
   NonzeroParams params_{};
   uint32_t blocks_ = 0;
+  uint32_t kept_bytes_ = 0;  // dynamic shared memory a block: Kept
+  uint64_t totals_bytes_ = 0;
   uint64_t counts_bytes_ = 0;
   uint64_t flag_bytes_ = 0;
 };
