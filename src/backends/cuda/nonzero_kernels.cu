@@ -667,9 +667,10 @@ uint32_t kept_tiles(KernelFunction kernel, int per_sm, uint32_t tiles, uint32_t 
   cudaFuncGetAttributes(&attributes, kernel);
   // The kernel's limit, not the plan's: the same for every plan, so that plans made on other threads
   // never lower it.
-  cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                       std::max(optin - static_cast<int>(attributes.sharedSizeBytes), 0));
-  const int64_t room = int64_t{sm_bytes} / per_sm - reserved - static_cast<int64_t>(attributes.sharedSizeBytes);
+  const int limit = std::max(optin - static_cast<int>(attributes.sharedSizeBytes), 0);
+  cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, limit);
+  const int64_t room = std::min<int64_t>(
+      int64_t{sm_bytes} / per_sm - reserved - static_cast<int64_t>(attributes.sharedSizeBytes), limit);
   const uint32_t group = group_tiles(element_bytes);
   uint32_t kept = static_cast<uint32_t>(std::clamp<int64_t>(room / kept_tile_bytes(element_bytes), 0, tiles));
   if (kept < tiles) kept = kept / group * group;
