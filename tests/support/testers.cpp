@@ -1,6 +1,7 @@
 #include "support/testers.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "support/data_types.h"
 
@@ -30,31 +31,31 @@ Bytes random_bytes(Rng& rng, uint64_t n) {
   return b;
 }
 
-Bytes random_nonzero(Rng& rng, DML_TENSOR_DATA_TYPE type) {
+void random_nonzero(Rng& rng, DML_TENSOR_DATA_TYPE type, uint8_t* out) {
   const uint32_t eb = element_bytes(type);
   if (is_float(type) && rng() % 4 == 0) {
     // The values a zero test might get wrong: the smallest denormal, a quiet NaN, infinity, each
     // with either sign.
-    Bytes b(eb, 0);
     const uint64_t sign = rng() % 2;
     const int which = static_cast<int>(rng() % 3);
     const int mantissa_bits = eb == 2 ? 10 : eb == 4 ? 23 : 52;
     const uint64_t exponent_all = (eb == 2 ? 0x1Full : eb == 4 ? 0xFFull : 0x7FFull) << mantissa_bits;
     uint64_t bits = which == 0 ? 1 : which == 1 ? exponent_all | (uint64_t{1} << (mantissa_bits - 1)) : exponent_all;
     bits |= sign << (8 * eb - 1);
-    std::memcpy(b.data(), &bits, eb);
-    return b;
+    std::memcpy(out, &bits, eb);
+    return;
   }
-  while (true) {
-    Bytes b = random_bytes(rng, eb);
-    if (!is_zero(type, b.data())) return b;
-  }
+  do {  // as random_bytes: never all zero
+    bool all_zero = true;
+    for (uint32_t i = 0; i < eb; ++i) all_zero &= (out[i] = static_cast<uint8_t>(rng())) == 0;
+    if (all_zero) out[0] = 1;
+  } while (is_zero(type, out));
 }
 
-Bytes random_zero(Rng& rng, DML_TENSOR_DATA_TYPE type) {
-  Bytes b(element_bytes(type), 0);
-  if (is_float(type) && rng() % 2) b.back() = 0x80;  // -0.0
-  return b;
+void random_zero(Rng& rng, DML_TENSOR_DATA_TYPE type, uint8_t* out) {
+  const uint32_t eb = element_bytes(type);
+  std::memset(out, 0, eb);
+  if (is_float(type) && rng() % 2) out[eb - 1] = 0x80;  // -0.0
 }
 
 std::optional<Shape> strides_or_null(const std::vector<Shape>& strides, size_t i) {
@@ -133,10 +134,13 @@ void NonzeroTester::run() {
   } else {
     const uint32_t eb = element_bytes(in.type);
     std::bernoulli_distribution nonzero(density_);
-    Bytes logical;
+    Bytes logical(m * eb);
     for (uint64_t i = 0; i < m; ++i) {
-      const Bytes v = nonzero(rng) ? random_nonzero(rng, in.type) : random_zero(rng, in.type);
-      logical.insert(logical.end(), v.begin(), v.begin() + eb);
+      if (nonzero(rng)) {
+        random_nonzero(rng, in.type, &logical[i * eb]);
+      } else {
+        random_zero(rng, in.type, &logical[i * eb]);
+      }
     }
     scatter(in, logical, regions[0]);
   }
