@@ -800,9 +800,14 @@ struct Run {
       const Shape strides = t.element_strides();
       std::uniform_real_distribution<double> u;
       for_each_coordinate(t.sizes, [&](const Shape& coordinate) {
-        const Bytes v = u(rng) < density ? random_nonzero(rng, t.type) : random_zero(rng, t.type);
+        uint8_t v[8];
+        if (u(rng) < density) {
+          random_nonzero(rng, t.type, v);
+        } else {
+          random_zero(rng, t.type, v);
+        }
         const uint64_t at = element_offset(coordinate, strides) * eb;
-        if (at + eb <= r.payload.size()) std::copy(v.begin(), v.end(), r.payload.begin() + at);  // a region too small
+        if (at + eb <= r.payload.size()) std::copy(v, v + eb, r.payload.begin() + at);  // a region too small
       });
     }
     r.buffer->upload(r.payload);
