@@ -24,6 +24,16 @@ class _NumPy:
         return 0
 
 
+def _torch_alloc(version):
+    """opendml._torch_alloc's allocation (a capsule), where the package was built with it for this
+    torch version, else None: built for another version, its C++ would not match this torch's."""
+    try:
+        from . import _torch_alloc
+    except ImportError:
+        return None
+    return _torch_alloc.empty if _torch_alloc.torch_version == version else None
+
+
 class _Torch:
     synchronize = False
 
@@ -38,6 +48,7 @@ class _Torch:
         self.raw_current_stream = torch._C._cuda_getCurrentRawStream if torch.cuda.is_available() else None
         self.to_dlpack = torch.utils.dlpack.to_dlpack
         self.tensor_type = torch.Tensor  # whose __dlpack_c_exchange_api__, where PyTorch has one, the extension uses
+        self.fast_empty = _torch_alloc(torch.__version__)
 
     def empty(self, like, shape, dtype):
         return like.new_empty(shape, dtype=like.dtype if dtype is None else self.dtypes[dtype])

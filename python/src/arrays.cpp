@@ -601,6 +601,8 @@ void bind_arrays(nb::module_& m) {
   });
   // Whether arrays of this one's type are borrowed through their library's DLPack C exchange API.
   m.def("_borrows_through_exchange_api", [](nb::handle array) { return framework_for(array).exchange != nullptr; });
+  // Whether results like this array are allocated through opendml._torch_alloc (PyTorch's at::empty).
+  m.def("_allocates_through_torch_alloc", [](nb::handle array) { return framework_for(array).torch_empty != nullptr; });
 }
 
 }  // namespace opendml::python

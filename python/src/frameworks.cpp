@@ -57,9 +57,15 @@ const Framework& framework_for(nb::handle array) {
       for (auto [name, dtype] : nb::cast<nb::dict>(f.adapter.attr("dtypes")))
         f.torch_dtypes[nb::cast<std::string>(name)] = nb::borrow(dtype);
       if (!f.adapter.attr("raw_current_stream").is_none()) f.torch_raw_stream = f.adapter.attr("raw_current_stream");
-      // Only for torch.Tensor itself: a subclass may publish a table of its own (a read-only one, say).
-      if (f.adapter.attr("tensor_type").ptr() == reinterpret_cast<PyObject*>(type))
+      // Only for torch.Tensor itself: a subclass may publish a table of its own (a read-only one,
+      // say), and its new_empty may make tensors of its own type.
+      if (f.adapter.attr("tensor_type").ptr() == reinterpret_cast<PyObject*>(type)) {
         f.exchange = exchange_api(f.adapter.attr("tensor_type"));
+        const nb::object fast = f.adapter.attr("fast_empty");
+        if (!fast.is_none())
+          f.torch_empty = reinterpret_cast<TorchEmpty>(PyCapsule_GetPointer(fast.ptr(), kTorchEmptyCapsule));
+        if (f.torch_empty == nullptr) PyErr_Clear();
+      }
     }
     it = known->emplace(type, std::move(f)).first;
   }
@@ -77,6 +83,9 @@ static nb::tuple shape_tuple(std::span<const int64_t> shape) {
 nb::object Framework::empty(nb::handle like, std::span<const int64_t> shape, const char* dtype) const {
   if (!is_torch())
     return adapter.attr("empty")(like, shape_tuple(shape), dtype ? nb::object(nb::str(dtype)) : nb::none());
+  const auto it = dtype ? torch_dtypes.find(dtype) : torch_dtypes.end();
+  if (dtype && it == torch_dtypes.end()) invalid(std::string("no PyTorch dtype for '") + dtype + "'");
+  if (torch_empty) return checked(torch_empty(like.ptr(), shape.data(), shape.size(), dtype));
   // like.new_empty(*shape[, dtype=...]): PyTorch parses sizes given one by one faster than a tuple
   // of them (a 0-d shape goes as the empty tuple, the one form new_empty takes for it).
   static PyObject* const new_empty = PyUnicode_InternFromString("new_empty");
@@ -97,8 +106,6 @@ nb::object Framework::empty(nb::handle like, std::span<const int64_t> shape, con
   const size_t positional = n;
   PyObject* kwnames = nullptr;
   if (dtype) {
-    const auto it = torch_dtypes.find(dtype);
-    if (it == torch_dtypes.end()) invalid(std::string("no PyTorch dtype for '") + dtype + "'");
     args[n++] = it->second.ptr();
     kwnames = kw_dtype;
   }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "dlpack.h"
+#include "torch_alloc.h"
 
 namespace opendml::python {
 
@@ -23,6 +24,9 @@ struct Framework {
   // type: a tensor's DLTensor and the current stream in one C call each, with no capsule to make
   // and release. Null where the library has none (then the functions above serve).
   const DLPackExchangeAPI* exchange = nullptr;
+  // opendml._torch_alloc's at::empty (torch_alloc.h), for arrays of exactly torch.Tensor's type,
+  // where the package has it for this torch; else null (then new_empty).
+  TorchEmpty torch_empty = nullptr;
 
   bool is_torch() const { return torch_to_dlpack.is_valid(); }
 

@@ -307,6 +307,37 @@ def test_torch_subclasses_take_to_dlpack_with_the_same_results():
     raises(opendml.Error, "out requires grad", opendml.concat, [view], out=torch.empty(5, 4, requires_grad=True))
 
 
+def test_torch_results_through_torch_alloc():
+    # Where the package was built with torch (the README's test command builds it so), results for
+    # torch.Tensor arguments come from PyTorch's at::empty (python/src/torch_alloc.cpp); for a
+    # subclass, or under another torch version, from new_empty. Either way they are PyTorch's own
+    # tensors: resizable, no gradient, on the argument's device, of the asked dtype.
+    import opendml._frameworks as frameworks
+
+    try:
+        from opendml import _torch_alloc
+    except ImportError:
+        pytest.skip("the package was built without torch (opendml._torch_alloc is absent)")
+    assert _torch_alloc.torch_version == torch.__version__
+    assert frameworks._torch_alloc(torch.__version__) is _torch_alloc.empty
+    assert frameworks._torch_alloc(torch.__version__ + ".other") is None
+    t = torch.arange(24, dtype=torch.float32).reshape(4, 6)
+    assert opendml._opendml._allocates_through_torch_alloc(t)
+    assert not opendml._opendml._allocates_through_torch_alloc(torch.nn.Parameter(t, requires_grad=False))
+    for x in (t, t.T, t[1:, ::2]):
+        r = opendml.concat([x, x], axis=-1)
+        assert type(r) is torch.Tensor and r.dtype == x.dtype and r.device == x.device and not r.requires_grad
+        assert r.is_contiguous() and torch.equal(r, torch.cat([x, x], -1))
+        r.resize_(r.numel() + 7)  # a tensor wrapping a DLPack capsule could not
+    for index_dtype, dtype in (("uint32", torch.uint32), ("int64", torch.int64), ("uint64", torch.uint64)):
+        coords, count = opendml.nonzero(t > 5, index_dtype=index_dtype)
+        assert coords.dtype == dtype and count.dtype == dtype and coords.shape == (24, 2)
+        assert torch.equal(coords[: int(count.item())].to(torch.int64), torch.nonzero(t > 5))
+    parts = opendml.split(torch.arange(3, dtype=torch.int16), [1, 2])
+    assert [p.tolist() for p in parts] == [[0], [1, 2]] and all(type(p) is torch.Tensor for p in parts)
+    assert not opendml.concat([t.clone().requires_grad_(), t], axis=0).requires_grad
+
+
 def test_torch_bfloat16():
     rng = np.random.default_rng(SEED)
     x = torch.from_numpy(random_array(rng, (7, 9), ml_dtypes.bfloat16).view(np.int16)).view(torch.bfloat16)
