@@ -85,7 +85,8 @@ nb::object Framework::empty(nb::handle like, std::span<const int64_t> shape, con
     return adapter.attr("empty")(like, shape_tuple(shape), dtype ? nb::object(nb::str(dtype)) : nb::none());
   const auto it = dtype ? torch_dtypes.find(dtype) : torch_dtypes.end();
   if (dtype && it == torch_dtypes.end()) invalid(std::string("no PyTorch dtype for '") + dtype + "'");
-  if (torch_empty) return checked(torch_empty(like.ptr(), shape.data(), shape.size(), dtype));
+  if (torch_empty)
+    return checked(torch_empty(like.ptr(), shape.data(), shape.size(), dtype ? it->second.ptr() : nullptr));
   // like.new_empty(*shape[, dtype=...]): PyTorch parses sizes given one by one faster than a tuple
   // of them (a 0-d shape goes as the empty tuple, the one form new_empty takes for it).
   static PyObject* const new_empty = PyUnicode_InternFromString("new_empty");

@@ -11,30 +11,23 @@
 // is imported first.
 #include "torch_alloc.h"
 
+#include <torch/csrc/Dtype.h>
 #include <torch/csrc/autograd/python_variable.h>
 
-#include <cstring>
 #include <exception>
 
 namespace {
 
 // opendml::python::TorchEmpty.
-PyObject* empty(PyObject* like, const int64_t* shape, size_t rank, const char* dtype) {
+PyObject* empty(PyObject* like, const int64_t* shape, size_t rank, PyObject* dtype) {
   try {
     at::TensorOptions options = THPVariable_Unpack(like).options();
     if (dtype != nullptr) {
-      if (std::strcmp(dtype, "uint32") == 0) {
-        options = options.dtype(at::kUInt32);
-      } else if (std::strcmp(dtype, "int64") == 0) {
-        options = options.dtype(at::kLong);
-      } else if (std::strcmp(dtype, "uint64") == 0) {
-        options = options.dtype(at::kUInt64);
-      } else if (std::strcmp(dtype, "uint8") == 0) {
-        options = options.dtype(at::kByte);
-      } else {
-        PyErr_Format(PyExc_ValueError, "opendml._torch_alloc: no PyTorch dtype for '%s'", dtype);
+      if (!THPDtype_Check(dtype)) {
+        PyErr_SetString(PyExc_TypeError, "opendml._torch_alloc: dtype is not a torch.dtype");
         return nullptr;
       }
+      options = options.dtype(reinterpret_cast<THPDtype*>(dtype)->scalar_type);
     }
     return THPVariable_Wrap(at::empty(at::IntArrayRef(shape, rank), options));
   } catch (const std::exception& e) {

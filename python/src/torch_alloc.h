@@ -9,10 +9,9 @@
 
 namespace opendml::python {
 
-// A new tensor of `rank` sizes on like's device with like's dtype, or the one named ("uint32",
-// "int64", "uint64", "uint8"). `like` is a torch.Tensor itself; null with a Python error set where
-// PyTorch refuses.
-using TorchEmpty = PyObject* (*)(PyObject* like, const int64_t* shape, size_t rank, const char* dtype);
+// A new tensor of `rank` sizes on like's device with like's dtype, or `dtype` (a torch.dtype) where
+// not null. `like` is a torch.Tensor itself; null with a Python error set where PyTorch refuses.
+using TorchEmpty = PyObject* (*)(PyObject* like, const int64_t* shape, size_t rank, PyObject* dtype);
 inline constexpr const char* kTorchEmptyCapsule = "opendml._torch_alloc.empty";
 
 }  // namespace opendml::python

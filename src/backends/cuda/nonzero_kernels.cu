@@ -50,10 +50,6 @@ constexpr uint32_t group_tiles(uint32_t element_bytes) {
   return kThreads > tile_words(element_bytes) ? kThreads / tile_words(element_bytes) : 1;
 }
 
-// Phase 1's mask words and warp counts of a block's first tiles stay in shared memory for phase 2
-// (Kept), in as much as the resident blocks leave free (kept_tiles): every block's whole range up to
-// 2^26 elements on an H100, half of it at 2^28 for 4-byte inputs.
-
 // Dense rows wider than 16 bytes are stored as this many 16-byte parts, by as many neighbouring
 // lanes (write_rows).
 constexpr uint32_t row_parts(uint32_t columns, uint32_t coordinate_bytes) {
