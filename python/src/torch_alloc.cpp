@@ -11,6 +11,7 @@
 // is imported first.
 #include "torch_alloc.h"
 
+#include <ATen/ops/empty.h>
 #include <torch/csrc/Dtype.h>
 #include <torch/csrc/autograd/python_variable.h>
 
@@ -38,8 +39,14 @@ PyObject* empty(PyObject* like, const int64_t* shape, size_t rank, PyObject* dty
 
 constexpr opendml::python::TorchEmpty kEmpty = empty;
 
-PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "_torch_alloc",
-                          "PyTorch's C++ allocation for opendml's array layer (python/src/torch_alloc.cpp)", -1,
+PyModuleDef module_def = {PyModuleDef_HEAD_INIT,
+                          "_torch_alloc",
+                          "PyTorch's C++ allocation for opendml's array layer (python/src/torch_alloc.cpp)",
+                          -1,
+                          nullptr,
+                          nullptr,
+                          nullptr,
+                          nullptr,
                           nullptr};
 
 }  // namespace
