@@ -25,7 +25,7 @@ void expect_divides(const FastDivmod& f, uint32_t n) {
 TEST(FastDivmod, ExactAtTheEdgesOfEveryDivisorsRange) {
   constexpr uint32_t kMax = std::numeric_limits<uint32_t>::max();
   for (uint64_t d : std::initializer_list<uint64_t>{1, 2, 3, 5, 7, 255, 256, 257, 65535, 65536, 65537, 1ull << 31,
-                                                   (1ull << 31) + 1, kMax - 1ull, kMax}) {
+                                                    (1ull << 31) + 1, kMax - 1ull, kMax}) {
     const FastDivmod f(static_cast<uint32_t>(d));
     for (uint64_t n : std::initializer_list<uint64_t>{0, 1, d - 1, d, d + 1, 2 * d - 1, 2 * d, kMax - 1ull, kMax})
       if (n <= kMax) expect_divides(f, static_cast<uint32_t>(n));
@@ -63,14 +63,18 @@ class FakeKernel final : public internal::Kernel {
   internal::Status execute(const internal::ExecuteArgs&) const override { return {}; }
 };
 
-std::unique_ptr<internal::Kernel> make_fake(const FakePlan&, const FakeDevice&) {
+internal::Result<std::unique_ptr<internal::Kernel>> make_fake(const FakePlan&, const FakeDevice&) {
   return std::make_unique<FakeKernel>();
+}
+// A kernel whose making asks the device something, and the device fails.
+internal::Result<std::unique_ptr<internal::Kernel>> make_failing(const FakePlan&, const FakeDevice&) {
+  return internal::Status(ODML_STATUS_DEVICE_FAILURE, "fake.fast: the device did not answer");
 }
 std::string fast_declines(const FakePlan& p, const FakeDevice&) { return p.size > 10 ? "too large" : ""; }
 std::string general_declines(const FakePlan&, const FakeDevice&) { return ""; }
 
 constexpr internal::Implementation<FakePlan, FakeDevice> kFakeList[] = {{"fake.fast", fast_declines, make_fake},
-                                                                         {"fake.general", general_declines, make_fake}};
+                                                                        {"fake.general", general_declines, make_fake}};
 
 struct ForcedImplementation {
   explicit ForcedImplementation(const char* name) {
@@ -113,6 +117,16 @@ TEST(ImplementationChoice, NoneAcceptsIsUnsupportedWithEveryReason) {
   ASSERT_FALSE(kernel.ok());
   EXPECT_EQ(kernel.status().code(), ODML_STATUS_UNSUPPORTED);
   EXPECT_NE(kernel.status().message().find("fake.fast: too large"), std::string::npos) << kernel.status().message();
+}
+
+TEST(ImplementationChoice, AKernelThatCannotBeMadeFailsTheCompile) {
+  ForcedImplementation none("");
+  constexpr internal::Implementation<FakePlan, FakeDevice> kFailing[] = {{"fake.fast", fast_declines, make_failing},
+                                                                         {"fake.general", general_declines, make_fake}};
+  auto kernel = internal::choose_implementation<FakePlan, FakeDevice>(kFailing, FakePlan{5}, FakeDevice{});
+  ASSERT_FALSE(kernel.ok()) << "the device's failure is reported, not hidden behind the next implementation";
+  EXPECT_EQ(kernel.status().code(), ODML_STATUS_DEVICE_FAILURE);
+  EXPECT_EQ(kernel.status().message(), "fake.fast: the device did not answer");
 }
 
 }  // namespace

@@ -64,7 +64,7 @@ template <class P, class D>
 struct Implementation {
   const char* name;
   std::string (*declines)(const P& plan, const D& device);
-  std::unique_ptr<Kernel> (*create)(const P& plan, const D& device);
+  Result<std::unique_ptr<Kernel>> (*create)(const P& plan, const D& device);  // fails where the device does
 };
 
 // An environment switch: set, and to something other than "" or "0".
@@ -80,11 +80,16 @@ const char* forced_implementation();
 template <class P, class D>
 Result<CompiledKernel> choose_implementation(std::span<const Implementation<P, D>> list, const P& plan,
                                              const D& device) {
+  const auto create = [&](const Implementation<P, D>& impl) -> Result<CompiledKernel> {
+    Result<std::unique_ptr<Kernel>> kernel = impl.create(plan, device);
+    if (!kernel.ok()) return kernel.status();
+    return CompiledKernel{std::move(*kernel), impl.name};
+  };
   if (const char* forced = forced_implementation()) {
     for (const Implementation<P, D>& impl : list) {
       if (std::string_view(impl.name) != forced || !impl.declines(plan, device).empty()) continue;
       if (verbose()) log_verbose(cat(device.name(), ": ", impl.name, " chosen (OPENDML_IMPLEMENTATION)"));
-      return CompiledKernel{impl.create(plan, device), impl.name};
+      return create(impl);
     }
   }
   std::string reasons;
@@ -92,7 +97,7 @@ Result<CompiledKernel> choose_implementation(std::span<const Implementation<P, D
     const std::string why = impl.declines(plan, device);
     if (why.empty()) {
       if (verbose()) log_verbose(cat(device.name(), ": ", impl.name, " chosen"));
-      return CompiledKernel{impl.create(plan, device), impl.name};
+      return create(impl);
     }
     if (verbose()) log_verbose(cat(device.name(), ": ", impl.name, " declined: ", why));
     reasons += cat(reasons.empty() ? "" : "; ", impl.name, ": ", why);

@@ -4,6 +4,7 @@
 
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <variant>
 
@@ -49,6 +50,11 @@ class Result {
  public:
   Result(T value) : state_(std::move(value)) {}         // NOLINT: implicit by design
   Result(Status status) : state_(std::move(status)) {}  // NOLINT: implicit by design
+  // Anything T is made from (a std::unique_ptr<Derived> for a Result<std::unique_ptr<Base>>).
+  template <class U>
+  requires(std::is_constructible_v<T, U&&> && !std::is_same_v<std::remove_cvref_t<U>, T> &&
+           !std::is_same_v<std::remove_cvref_t<U>, Status>) Result(U&& value)
+      : state_(std::in_place_type<T>, std::forward<U>(value)) {}  // NOLINT: implicit by design
 
   bool ok() const { return std::holds_alternative<T>(state_); }
   const Status& status() const { return std::get<Status>(state_); }

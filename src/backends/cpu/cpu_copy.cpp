@@ -333,7 +333,7 @@ class CpuCopyKernel final : public Kernel {
 
 }  // namespace
 
-std::unique_ptr<Kernel> make_cpu_copy_kernel(const CopyPlan& plan, const CpuDevice&) {
+Result<std::unique_ptr<Kernel>> make_cpu_copy_kernel(const CopyPlan& plan, const CpuDevice&) {
   return std::make_unique<CpuCopyKernel>(plan);
 }
 

@@ -17,7 +17,7 @@ std::span<const Implementation<CopyPlan, CpuDevice>> implementations(const CopyP
 std::span<const Implementation<NonzeroPlan, CpuDevice>> implementations(const NonzeroPlan&, const CpuDevice&);
 
 // The kernels (cpu_copy.cpp, cpu_nonzero.cpp).
-std::unique_ptr<Kernel> make_cpu_copy_kernel(const CopyPlan& plan, const CpuDevice& device);
-std::unique_ptr<Kernel> make_cpu_nonzero_kernel(const NonzeroPlan& plan, const CpuDevice& device);
+Result<std::unique_ptr<Kernel>> make_cpu_copy_kernel(const CopyPlan& plan, const CpuDevice& device);
+Result<std::unique_ptr<Kernel>> make_cpu_nonzero_kernel(const NonzeroPlan& plan, const CpuDevice& device);
 
 }  // namespace opendml::internal

@@ -150,7 +150,7 @@ class CpuNonzeroKernel final : public Kernel {
 
 }  // namespace
 
-std::unique_ptr<Kernel> make_cpu_nonzero_kernel(const NonzeroPlan& plan, const CpuDevice&) {
+Result<std::unique_ptr<Kernel>> make_cpu_nonzero_kernel(const NonzeroPlan& plan, const CpuDevice&) {
   return std::make_unique<CpuNonzeroKernel>(plan);
 }
 

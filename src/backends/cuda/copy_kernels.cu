@@ -719,7 +719,7 @@ class CudaSlicesKernel final : public Kernel {
 
 std::string cuda_slices_declines(const CopyPlan& plan, const CudaDevice&) { return slices_layout(plan).why_not; }
 
-std::unique_ptr<Kernel> make_cuda_slices_kernel(const CopyPlan& plan, const CudaDevice& device) {
+Result<std::unique_ptr<Kernel>> make_cuda_slices_kernel(const CopyPlan& plan, const CudaDevice& device) {
   auto kernel = std::make_unique<CudaSlicesKernel>(plan, device);
   if (verbose()) log_verbose(kernel->tuning());
   return kernel;
@@ -727,7 +727,7 @@ std::unique_ptr<Kernel> make_cuda_slices_kernel(const CopyPlan& plan, const Cuda
 
 std::string cuda_copy_declines(const CopyPlan&, const CudaDevice&) { return ""; }
 
-std::unique_ptr<Kernel> make_cuda_copy_kernel(const CopyPlan& plan, const CudaDevice& device) {
+Result<std::unique_ptr<Kernel>> make_cuda_copy_kernel(const CopyPlan& plan, const CudaDevice& device) {
   // Within an item, indices and offsets are 32-bit (FastDivmod): larger items (64-bit indices,
   // docs/contract.md section 7) become several.
   CopyPlan split = plan;

@@ -37,10 +37,10 @@ std::span<const Implementation<NonzeroPlan, CudaDevice>> implementations(const N
 
 // Each implementation's test and kernel (copy_kernels.cu, nonzero_kernels.cu).
 std::string cuda_slices_declines(const CopyPlan& plan, const CudaDevice& device);
-std::unique_ptr<Kernel> make_cuda_slices_kernel(const CopyPlan& plan, const CudaDevice& device);
+Result<std::unique_ptr<Kernel>> make_cuda_slices_kernel(const CopyPlan& plan, const CudaDevice& device);
 std::string cuda_copy_declines(const CopyPlan& plan, const CudaDevice& device);
-std::unique_ptr<Kernel> make_cuda_copy_kernel(const CopyPlan& plan, const CudaDevice& device);
+Result<std::unique_ptr<Kernel>> make_cuda_copy_kernel(const CopyPlan& plan, const CudaDevice& device);
 std::string cuda_nonzero_declines(const NonzeroPlan& plan, const CudaDevice& device);
-std::unique_ptr<Kernel> make_cuda_nonzero_kernel(const NonzeroPlan& plan, const CudaDevice& device);
+Result<std::unique_ptr<Kernel>> make_cuda_nonzero_kernel(const NonzeroPlan& plan, const CudaDevice& device);
 
 }  // namespace opendml::internal

@@ -25,6 +25,8 @@
 #include <cooperative_groups.h>
 
 #include <algorithm>
+#include <initializer_list>
+#include <utility>
 
 #include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/cuda_status.h"
@@ -653,18 +655,21 @@ constexpr uint32_t kept_tile_bytes(uint32_t element_bytes) { return (tile_words(
 // An SM's shared memory less each block's reservation and static shared memory, shared evenly, then
 // checked with the occupancy calculator. (cudaOccupancyAvailableDynamicSMemPerBlock left out the
 // 1 KB a block reserves on an H100: a grid of float32 at 2^28 did not launch.)
-uint32_t kept_tiles(KernelFunction kernel, int per_sm, uint32_t tiles, uint32_t element_bytes) {
+Result<uint32_t> kept_tiles(KernelFunction kernel, int per_sm, uint32_t tiles, uint32_t element_bytes) {
   int device = 0, sm_bytes = 0, reserved = 0, optin = 0;
-  cudaGetDevice(&device);
-  cudaDeviceGetAttribute(&sm_bytes, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device);
-  cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, device);
-  cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
   cudaFuncAttributes attributes{};
-  cudaFuncGetAttributes(&attributes, kernel);
+  constexpr const char* kWhat = "cuda.nonzero: sizing the kept region";
+  ODML_RETURN_IF_ERROR(cuda_status(cudaGetDevice(&device), kWhat));
+  for (const auto& [value, attribute] : {std::pair{&sm_bytes, cudaDevAttrMaxSharedMemoryPerMultiprocessor},
+                                         std::pair{&reserved, cudaDevAttrReservedSharedMemoryPerBlock},
+                                         std::pair{&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin}})
+    ODML_RETURN_IF_ERROR(cuda_status(cudaDeviceGetAttribute(value, attribute, device), kWhat));
+  ODML_RETURN_IF_ERROR(cuda_status(cudaFuncGetAttributes(&attributes, kernel), kWhat));
   // The kernel's limit, not the plan's: the same for every plan, so that plans made on other threads
   // never lower it.
   const int limit = std::max(optin - static_cast<int>(attributes.sharedSizeBytes), 0);
-  cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, limit);
+  ODML_RETURN_IF_ERROR(
+      cuda_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, limit), kWhat));
   const int64_t room = std::min<int64_t>(
       int64_t{sm_bytes} / per_sm - reserved - static_cast<int64_t>(attributes.sharedSizeBytes), limit);
   const uint32_t group = group_tiles(element_bytes);
@@ -672,7 +677,9 @@ uint32_t kept_tiles(KernelFunction kernel, int per_sm, uint32_t tiles, uint32_t 
   if (kept < tiles) kept = kept / group * group;
   for (;;) {
     int resident = 0;
-    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, kThreads, kept * kept_tile_bytes(element_bytes));
+    ODML_RETURN_IF_ERROR(cuda_status(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                                         &resident, kernel, kThreads, kept * kept_tile_bytes(element_bytes)),
+                                     kWhat));
     if (resident >= per_sm || kept == 0) return kept;
     kept = (kept - 1) / group * group;
   }
@@ -710,14 +717,19 @@ class CudaNonzeroKernel final : public Kernel {
       vector_alignment_ = std::min(row_bytes, 16u);
     p.fill_rows = plan.fill_rows;
     for (uint32_t j = 0; j < plan.columns; ++j) p.fill_values[j] = plan.fill_values[j];
+  }
 
+  // The grid and the shared memory, from what the device reports; fails where a query does.
+  Status size_grid(const NonzeroPlan& plan, const CudaDevice& device) {
+    NonzeroParams& p = params_;
     // As many blocks as can be resident at once (the grid barrier needs all of them), each taking
     // an equal share of the tiles: whole groups of tiles where a block has a group's worth or more,
     // since phase 2 spends as long on a group cut short as on a full one (float32 at 2^24: 512 blocks
     // of 8 tiles instead of 586 of 7, 1.04-1.07x; bench/NOTES.md).
     DeviceGuard guard(ordinal_);
     int per_sm = 0;
-    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel_, kThreads, 0);
+    ODML_RETURN_IF_ERROR(cuda_status(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel_, kThreads, 0),
+                                     "cuda.nonzero: sizing the grid"));
     per_sm = std::max(per_sm, 1);
     const uint32_t resident = static_cast<uint32_t>(per_sm) * device.multiprocessors();
     const uint32_t group = group_tiles(plan.element_bytes);
@@ -725,7 +737,9 @@ class CudaNonzeroKernel final : public Kernel {
     if (p.tiles_per_block > group) p.tiles_per_block = ceil_div(p.tiles_per_block, group) * group;
     blocks_ = ceil_div(p.tiles, p.tiles_per_block);
     // Kept: as many of a block's tiles as the shared memory left beside per_sm resident blocks holds.
-    p.kept_tiles = kept_tiles(kernel_, per_sm, p.tiles_per_block, plan.element_bytes);
+    const Result<uint32_t> kept = kept_tiles(kernel_, per_sm, p.tiles_per_block, plan.element_bytes);
+    if (!kept.ok()) return kept.status();
+    p.kept_tiles = kept.value();
     p.spilled_tiles = p.tiles_per_block - p.kept_tiles;
     kept_bytes_ = p.kept_tiles * kept_tile_bytes(plan.element_bytes);
     totals_bytes_ = (uint64_t{blocks_} * 4 + 15) & ~uint64_t{15};
@@ -738,6 +752,7 @@ class CudaNonzeroKernel final : public Kernel {
                       kPassTiles, " tiles per pass, written in groups of ", group, "; ", blocks_, " blocks of ",
                       p.tiles_per_block, " tiles (", per_sm, " per SM), ", p.kept_tiles, " of them kept in ",
                       kept_bytes_, " bytes of shared memory"));
+    return {};
   }
 
   uint64_t temporary_bytes() const override { return totals_bytes_ + counts_bytes_ + flag_bytes_; }
@@ -785,8 +800,10 @@ std::string cuda_nonzero_declines(const NonzeroPlan& plan, const CudaDevice&) {
   return "";
 }
 
-std::unique_ptr<Kernel> make_cuda_nonzero_kernel(const NonzeroPlan& plan, const CudaDevice& device) {
-  return std::make_unique<CudaNonzeroKernel>(plan, device);
+Result<std::unique_ptr<Kernel>> make_cuda_nonzero_kernel(const NonzeroPlan& plan, const CudaDevice& device) {
+  auto kernel = std::make_unique<CudaNonzeroKernel>(plan, device);
+  ODML_RETURN_IF_ERROR(kernel->size_grid(plan, device));
+  return kernel;
 }
 
 }  // namespace opendml::internal
