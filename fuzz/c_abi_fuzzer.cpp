@@ -801,11 +801,7 @@ struct Run {
       std::uniform_real_distribution<double> u;
       for_each_coordinate(t.sizes, [&](const Shape& coordinate) {
         uint8_t v[8];
-        if (u(rng) < density) {
-          random_nonzero(rng, t.type, v);
-        } else {
-          random_zero(rng, t.type, v);
-        }
+        random_element(rng, t.type, u(rng) < density, v);
         const uint64_t at = element_offset(coordinate, strides) * eb;
         if (at + eb <= r.payload.size()) std::copy(v, v + eb, r.payload.begin() + at);  // a region too small
       });

@@ -892,7 +892,8 @@ def main():
     args = parser.parse_args()
     started = time.perf_counter()
 
-    case_list = [c for c in cases(args.quick) if (not args.filter or any(f in c.name for f in args.filter)) and c.total_bytes <= args.max_mib * MIB]
+    case_list = [c for c in cases(args.quick)
+                 if (not args.filter or any(f in c.name for f in args.filter)) and c.total_bytes <= args.max_mib * MIB]
     skip = {} if args.dry_run or args.simulate else probe_frameworks()
     if "torch" in skip:
         print(f"torch cannot use the GPU: {skip['torch']}")

@@ -62,9 +62,10 @@ const Framework& framework_for(nb::handle array) {
       if (f.adapter.attr("tensor_type").ptr() == reinterpret_cast<PyObject*>(type)) {
         f.exchange = exchange_api(f.adapter.attr("tensor_type"));
         const nb::object fast = f.adapter.attr("fast_empty");
-        if (!fast.is_none())
+        if (!fast.is_none()) {
           f.torch_empty = reinterpret_cast<TorchEmpty>(PyCapsule_GetPointer(fast.ptr(), kTorchEmptyCapsule));
-        if (f.torch_empty == nullptr) PyErr_Clear();
+          if (f.torch_empty == nullptr) PyErr_Clear();  // not our capsule: new_empty serves
+        }
       }
     }
     it = known->emplace(type, std::move(f)).first;

@@ -22,15 +22,13 @@ std::vector<Bytes> make_inputs(Rng& rng, const std::vector<TensorSpec>& specs, c
 // The context every failure of a case prints.
 std::string describe(const OpDesc& desc, uint64_t seed) { return desc.to_string() + ", " + seed_note(seed); }
 
-}  // namespace
-
-Bytes random_bytes(Rng& rng, uint64_t n) {
-  Bytes b(n);
-  for (uint8_t& x : b) x = static_cast<uint8_t>(rng());
-  if (n > 0 && std::all_of(b.begin(), b.end(), [](uint8_t x) { return x == 0; })) b[0] = 1;
-  return b;
+// n random bytes at `out`, never all zero.
+void fill_random_bytes(Rng& rng, uint8_t* out, uint64_t n) {
+  for (uint64_t i = 0; i < n; ++i) out[i] = static_cast<uint8_t>(rng());
+  if (n > 0 && std::all_of(out, out + n, [](uint8_t x) { return x == 0; })) out[0] = 1;
 }
 
+// One element's bytes that the oracle's zero test calls non-zero.
 void random_nonzero(Rng& rng, DML_TENSOR_DATA_TYPE type, uint8_t* out) {
   const uint32_t eb = element_bytes(type);
   if (is_float(type) && rng() % 4 == 0) {
@@ -45,14 +43,21 @@ void random_nonzero(Rng& rng, DML_TENSOR_DATA_TYPE type, uint8_t* out) {
     std::memcpy(out, &bits, eb);
     return;
   }
-  do {  // as random_bytes: never all zero
-    bool all_zero = true;
-    for (uint32_t i = 0; i < eb; ++i) all_zero &= (out[i] = static_cast<uint8_t>(rng())) == 0;
-    if (all_zero) out[0] = 1;
+  do {
+    fill_random_bytes(rng, out, eb);
   } while (is_zero(type, out));
 }
 
-void random_zero(Rng& rng, DML_TENSOR_DATA_TYPE type, uint8_t* out) {
+}  // namespace
+
+Bytes random_bytes(Rng& rng, uint64_t n) {
+  Bytes b(n);
+  fill_random_bytes(rng, b.data(), n);
+  return b;
+}
+
+void random_element(Rng& rng, DML_TENSOR_DATA_TYPE type, bool nonzero, uint8_t* out) {
+  if (nonzero) return random_nonzero(rng, type, out);
   const uint32_t eb = element_bytes(type);
   std::memset(out, 0, eb);
   if (is_float(type) && rng() % 2) out[eb - 1] = 0x80;  // -0.0
@@ -135,13 +140,7 @@ void NonzeroTester::run() {
     const uint32_t eb = element_bytes(in.type);
     std::bernoulli_distribution nonzero(density_);
     Bytes logical(m * eb);
-    for (uint64_t i = 0; i < m; ++i) {
-      if (nonzero(rng)) {
-        random_nonzero(rng, in.type, &logical[i * eb]);
-      } else {
-        random_zero(rng, in.type, &logical[i * eb]);
-      }
-    }
+    for (uint64_t i = 0; i < m; ++i) random_element(rng, in.type, nonzero(rng), &logical[i * eb]);
     scatter(in, logical, regions[0]);
   }
   const NonzeroResult expected = nonzero_oracle(in, regions[0], n);

@@ -27,9 +27,8 @@ Bytes to_bytes(const std::vector<T>& values) {
 // Random bytes; never all zero.
 Bytes random_bytes(Rng& rng, uint64_t n);
 // Writes one element's bytes, element_bytes(type) of them at `out`, that the oracle's zero test
-// calls non-zero / zero (+0.0 or -0.0 for floats).
-void random_nonzero(Rng& rng, DML_TENSOR_DATA_TYPE type, uint8_t* out);
-void random_zero(Rng& rng, DML_TENSOR_DATA_TYPE type, uint8_t* out);
+// calls non-zero, or zero (+0.0 or -0.0 for floats).
+void random_element(Rng& rng, DML_TENSOR_DATA_TYPE type, bool nonzero, uint8_t* out);
 
 // The options every operator tester has.
 template <class Derived>
