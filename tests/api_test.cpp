@@ -312,6 +312,20 @@ TEST(CppApi, TensorDescFillsTheBufferDesc) {
   EXPECT_EQ(strided.total_size(64).total_size(), 64u);
 }
 
+// Strides are one per size: a list of another length is refused, never read past its end.
+TEST(CppApi, TensorDescStridesTakeOnePerSize) {
+  for (const std::vector<uint32_t>& strides : {std::vector<uint32_t>{12}, std::vector<uint32_t>{12, 4, 1, 1}}) {
+    try {
+      opendml::TensorDesc(kF32, {2, 3, 4}, strides);
+      ADD_FAILURE() << strides.size() << " strides were accepted";
+    } catch (const opendml::Error& e) {
+      EXPECT_EQ(e.status(), ODML_STATUS_INVALID_ARGUMENT);
+      EXPECT_NE(std::string(e.what()).find(std::to_string(strides.size()) + " strides for 3 sizes"), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 // A copy owns its arrays: the original may go first.
 TEST(CppApi, TensorDescCopiesOwnTheirArrays) {
   auto original = std::make_unique<opendml::TensorDesc>(kF32, std::vector<uint32_t>{2, 3}, std::vector<uint32_t>{4, 1});

@@ -70,6 +70,17 @@ TEST(CalcBufferTensorSize, NoWrapAt32Bits) {
   EXPECT_EQ(calc(DML_TENSOR_DATA_TYPE_FLOAT32, {3, 2}, {0xFFFFFFFF, 0xFFFFFFFF}), 4 * (3 * uint64_t{0xFFFFFFFF} + 1));
 }
 
+// Sizes of 2^63 bits or more give 2^64 - 1, never a wrapped small size: FLOAT16, FLOAT32 and
+// FLOAT64 at 2^59 elements are 2^63, 2^64 and 2^65 bits, and so is a strided FLOAT64 tensor spanning
+// 2^58 + 1 elements; UINT8 at 2^59 elements (2^62 bits) still fits.
+TEST(CalcBufferTensorSize, SaturatesFromTwoToThe63Bits) {
+  EXPECT_EQ(calc(DML_TENSOR_DATA_TYPE_FLOAT16, {1u << 29, 1u << 30}), UINT64_MAX);
+  EXPECT_EQ(calc(DML_TENSOR_DATA_TYPE_FLOAT32, {1u << 29, 1u << 30}), UINT64_MAX);
+  EXPECT_EQ(calc(DML_TENSOR_DATA_TYPE_FLOAT64, {1u << 29, 1u << 30}), UINT64_MAX);
+  EXPECT_EQ(calc(DML_TENSOR_DATA_TYPE_FLOAT64, {(1u << 27) + 1}, {1u << 31}), UINT64_MAX);
+  EXPECT_EQ(calc(DML_TENSOR_DATA_TYPE_UINT8, {1u << 29, 1u << 30}), uint64_t{1} << 59);
+}
+
 TEST(CalcBufferTensorSize, UnknownTypeGivesZero) {
   for (int type : {0, 14, 15}) EXPECT_EQ(calc(static_cast<DML_TENSOR_DATA_TYPE>(type), {2, 3}), 0u) << type;
 }

@@ -70,6 +70,22 @@ TEST(Extension, TensorsPastTwoToThe32Elements) {
                            kWide));
 }
 
+// A strided tensor spanning 2^58 + 1 FLOAT64 elements (2^64 + 64 bits): DMLCalcBufferTensorSize gives
+// 2^64 - 1 rather than a wrapped 8 bytes, so a TotalTensorSizeInBytes of 16 is refused at creation
+// instead of letting execute read 2^61 bytes past a 16-byte buffer.
+TEST(Extension, StridesPastTwoToThe64BitsAreRefused) {
+  const UINT sizes[] = {(1u << 27) + 1}, strides[] = {1u << 31};
+  const DML_BUFFER_TENSOR_DESC input{DML_TENSOR_DATA_TYPE_FLOAT64, DML_TENSOR_FLAG_NONE, 1, sizes, strides, 16, 0};
+  const DML_BUFFER_TENSOR_DESC output{
+      DML_TENSOR_DATA_TYPE_FLOAT64, DML_TENSOR_FLAG_NONE, 1, sizes, nullptr, uint64_t{sizes[0]} * 8, 0};
+  const DML_TENSOR_DESC input_desc{DML_TENSOR_TYPE_BUFFER, &input}, output_desc{DML_TENSOR_TYPE_BUFFER, &output};
+  const DML_JOIN_OPERATOR_DESC join{1, &input_desc, &output_desc, 0};
+  const DML_OPERATOR_DESC desc{DML_OPERATOR_JOIN, &join};
+  EXPECT_TRUE(create_fails(&desc, kInvalid,
+                           {"JOIN: InputTensors[0].TotalTensorSizeInBytes is 16", "gives 18446744073709551615"},
+                           DML_FEATURE_LEVEL(0), kWide));
+}
+
 // ---- On the test device ----
 
 TEST(DeviceExtension, Nonzero64BitCountAndCoordinates) {

@@ -41,6 +41,9 @@ class TensorDesc {
   TensorDesc(DML_TENSOR_DATA_TYPE type, std::vector<uint32_t> sizes, std::optional<std::vector<uint32_t>> strides = {},
              DML_TENSOR_FLAGS flags = DML_TENSOR_FLAG_NONE)
       : sizes_(std::move(sizes)), strides_(std::move(strides)) {
+    if (strides_ && strides_->size() != sizes_.size())
+      throw Error(ODML_STATUS_INVALID_ARGUMENT, "TensorDesc: " + std::to_string(strides_->size()) + " strides for " +
+                                                    std::to_string(sizes_.size()) + " sizes; it takes one per size");
     buffer_.DataType = type;
     buffer_.Flags = flags;
     buffer_.DimensionCount = static_cast<uint32_t>(sizes_.size());
@@ -218,20 +221,18 @@ class CompiledOperator {
     initialize(odml_bindings{nullptr, 0, nullptr, 0, {}, kept(persistent_)}, stream);
   }
 
-  void execute(const odml_bindings& bindings, void* stream = nullptr) const {
+  // An unbound temporary or persistent region (null data) is the one initialize() kept, if any.
+  void execute(odml_bindings bindings, void* stream = nullptr) const {
+    if (bindings.temporary.data == nullptr) bindings.temporary = kept(temporary_);
+    if (bindings.persistent.data == nullptr) bindings.persistent = kept(persistent_);
     check(odml_compiled_operator_execute(get(), &bindings, stream));
   }
-  // The same, with the bindings listed in place; an unbound temporary or persistent region is the
-  // one initialize() kept, if any.
+  // The same, with the bindings listed in place.
   void execute(std::initializer_list<odml_buffer_binding> inputs, std::initializer_list<odml_buffer_binding> outputs,
                odml_buffer_binding temporary = {}, odml_buffer_binding persistent = {}, void* stream = nullptr) const {
-    const odml_bindings b{inputs.begin(),
-                          static_cast<uint32_t>(inputs.size()),
-                          outputs.begin(),
-                          static_cast<uint32_t>(outputs.size()),
-                          temporary.data ? temporary : kept(temporary_),
-                          persistent.data ? persistent : kept(persistent_)};
-    execute(b, stream);
+    execute(odml_bindings{inputs.begin(), static_cast<uint32_t>(inputs.size()), outputs.begin(),
+                          static_cast<uint32_t>(outputs.size()), temporary, persistent},
+            stream);
   }
 
  private:

@@ -38,6 +38,13 @@ def split_shapes(op: str, shape, sizes, axis: int) -> list:
     return [tuple(shape[:axis]) + (s,) + tuple(shape[axis + 1 :]) for s in sizes]
 
 
+def chunk_sizes(size: int, count: int) -> list:
+    """A size cut into `count` parts the way torch.chunk, DTensor's Shard and ONNX's Split with
+    num_outputs cut it: parts of ceil(size / count), the last ones smaller or empty."""
+    chunk = -(-size // count)
+    return [max(0, min(size, (r + 1) * chunk) - r * chunk) for r in range(count)]
+
+
 def equal_parts(op: str, axis_size: int, count: int) -> list:
     if count <= 0 or axis_size % count:
         raise opendml.Error(f"{op}: axis size {axis_size} does not split into {count} equal parts")

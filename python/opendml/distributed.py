@@ -27,7 +27,7 @@ import torch.distributed as dist
 import opendml
 import opendml.torch as odt
 
-from ._shapes import equal_parts, join_shape, normalize_axis, split_shapes
+from ._shapes import chunk_sizes, equal_parts, join_shape, normalize_axis, split_shapes
 from .torch import _bits
 
 try:  # DTensor is public from torch 2.4
@@ -36,13 +36,6 @@ except ImportError:  # pragma: no cover
     DTensor = None
 
 __all__ = ["ShardedNonzero", "nonzero", "join", "split", "chunk_sizes"]
-
-
-def chunk_sizes(size: int, world: int) -> list:
-    """Every rank's size along a dimension of `size` cut into `world` shards the way torch.chunk
-    and DTensor's Shard cut it: pieces of ceil(size / world), the last ones smaller or empty."""
-    chunk = -(-size // world)
-    return [max(0, min(size, (r + 1) * chunk) - r * chunk) for r in range(world)]
 
 
 # ---- arguments -----------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ from jax.interpreters import ad, batching, mlir
 import opendml
 from opendml import _opendml
 
-from ._shapes import join_shape, normalize_axis
+from ._shapes import equal_parts, join_shape, normalize_axis
 
 if not hasattr(_opendml, "_jax_targets"):
     raise ImportError(
@@ -323,10 +323,7 @@ def split(x, indices_or_sections, axis: int = 0):
         raise opendml.Error(f"{op}: indices_or_sections is a {type(indices_or_sections).__name__}; it must be an integer "
                             "or a sequence of integers")
     if isinstance(indices_or_sections, (int, np.integer)):
-        n = int(indices_or_sections)
-        if n <= 0 or length % n:
-            raise opendml.Error(f"{op}: x.shape[{axis}] is {length}, which does not split into {n} equal sections")
-        sizes = [length // n] * n
+        sizes = equal_parts(op, length, int(indices_or_sections))
     else:
         try:
             bounds = [0] + [operator.index(i) for i in indices_or_sections]  # taken as they are, as jnp.split does

@@ -95,7 +95,7 @@ def _bits(x: torch.Tensor) -> torch.Tensor:
 
 def _check_columns(columns: Optional[int]) -> None:
     if columns is not None and columns < 0:  # the other limits are DirectML's, checked by the library
-        raise opendml.Error(f"opendml.torch.nonzero: columns is {columns}; it must be positive")
+        raise opendml.Error(f"opendml.torch.nonzero: columns is {columns}; it must not be negative")
 
 
 def _coordinates_shape(x: torch.Tensor, columns: Optional[int]) -> tuple:

@@ -26,12 +26,11 @@ struct PyOperator {
   Device device;
 };
 
-// A compiled operator and, after initialize() without regions, the regions it allocated and keeps
-// (as the C++ wrapper does): execute binds them when the caller binds none.
+// A compiled operator; after initialize() without regions, the C++ wrapper keeps the regions it
+// allocated, and execute binds them where the caller binds none.
 struct PyCompiled {
   CompiledOperator op;
   Device device;
-  std::shared_ptr<Buffer> persistent, temporary;
   Place place = place_of(device);  // found once: every execute needs it
 };
 
@@ -67,22 +66,11 @@ Regions regions_of(const std::vector<nb::object>& objs, const char* what, const 
   return out;
 }
 
-odml_buffer_binding kept(const std::shared_ptr<Buffer>& buffer) {
-  return buffer ? buffer->binding() : odml_buffer_binding{};
-}
-
 void initialize(PyCompiled& c, std::optional<std::vector<nb::object>> inputs, nb::handle persistent,
                 nb::handle stream_obj) {
   const Target target{c.place, stream_handle(stream_obj)};
   void* s = reinterpret_cast<void*>(target.stream);
-  if (!inputs && persistent.is_none()) {
-    const odml_binding_properties p = c.op.binding_properties();
-    c.persistent =
-        p.persistent_size_in_bytes ? std::make_shared<Buffer>(c.device, p.persistent_size_in_bytes) : nullptr;
-    c.temporary = p.temporary_size_in_bytes ? std::make_shared<Buffer>(c.device, p.temporary_size_in_bytes) : nullptr;
-    c.op.initialize(odml_bindings{nullptr, 0, nullptr, 0, {}, kept(c.persistent)}, s);
-    return;
-  }
+  if (!inputs && persistent.is_none()) return c.op.initialize(s);
   Borrows borrowed((inputs ? inputs->size() : 0) + 1);
   Regions in = inputs ? regions_of(*inputs, "inputs", target, borrowed) : Regions(0);
   c.op.initialize(odml_bindings{in.data(),
@@ -99,10 +87,11 @@ void execute(const PyCompiled& c, const std::vector<nb::object>& inputs, const s
   const Target target{c.place, stream_handle(stream_obj)};
   Borrows borrowed(inputs.size() + outputs.size() + 2);
   Regions in = regions_of(inputs, "inputs", target, borrowed), out = regions_of(outputs, "outputs", target, borrowed);
+  // Regions left unbound are the ones initialize() kept (CompiledOperator::execute).
   const odml_buffer_binding t =
-      temporary.is_none() ? kept(c.temporary) : region_of(temporary, {"", "temporary"}, target, borrowed);
+      temporary.is_none() ? odml_buffer_binding{} : region_of(temporary, {"", "temporary"}, target, borrowed);
   const odml_buffer_binding p =
-      persistent.is_none() ? kept(c.persistent) : region_of(persistent, {"", "persistent"}, target, borrowed);
+      persistent.is_none() ? odml_buffer_binding{} : region_of(persistent, {"", "persistent"}, target, borrowed);
   c.op.execute(
       odml_bindings{in.data(), static_cast<uint32_t>(in.size()), out.data(), static_cast<uint32_t>(out.size()), t, p},
       reinterpret_cast<void*>(target.stream));
@@ -246,7 +235,7 @@ void bind_descriptors(nb::module_& m) {
           "coordinate_offsets: with EXTENSION_COORDINATE_OFFSETS, an offset per NONZERO coordinate column; "
           "fill_values: with EXTENSION_FILL_ROWS, the bits of each column in the rows past the count.")
       .def("compile", [](const PyOperator& o) {
-        return PyCompiled{o.op.compile(), o.device, nullptr, nullptr};
+        return PyCompiled{o.op.compile(), o.device};
       });
 }
 

@@ -148,6 +148,12 @@ def test_out_of_range_integers_are_errors_not_wraps():
         TensorDesc(F32, [2], total_size=-4)
 
 
+def test_strides_take_one_per_size():
+    for strides in ([12], [12, 4, 1, 1], []):
+        with pytest.raises(opendml.Error, match=f"{len(strides)} strides for 3 sizes"):
+            TensorDesc(F32, [2, 3, 4], strides=strides)
+
+
 def test_bad_bindings_raise():
     op = join_op()
     op.initialize()

@@ -287,7 +287,7 @@ def test_errors():
         oj.concat([jnp.float32(1)])
     with pytest.raises(opendml.Error, match="sequence"):
         oj.concat(x)
-    with pytest.raises(opendml.Error, match="equal sections"):
+    with pytest.raises(opendml.Error, match="equal parts"):
         oj.split(x, 2, axis=1)
     with pytest.raises(opendml.Error, match="must not decrease"):
         oj.split(x, [2, 1], axis=1)

@@ -5,7 +5,7 @@ namespace {
 
 // `sum` (a multiple of 256) plus n rounded up to a multiple of 256, or kTooLarge where that passes
 // 2^64 - 1: a TotalTensorSizeInBytes near 2^64 is valid, but must not wrap the persistent region's
-// size (docs/contract.md section 2, rule 7).
+// size (docs/contract.md section 2, rule 5).
 constexpr uint64_t kTooLarge = ~uint64_t{0};
 uint64_t add_aligned(uint64_t sum, uint64_t n) {
   if (sum == kTooLarge || n > kTooLarge - 255 - sum) return kTooLarge;

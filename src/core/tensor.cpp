@@ -24,10 +24,11 @@ uint64_t product(const Dims& sizes, uint32_t rank) {
   return n;
 }
 
-// Bytes of `elements` elements of `bits` bits each, rounded up to whole bytes and then to 4.
+// Bytes of `elements` elements of `bits` bits each, rounded up to whole bytes and then to 4;
+// UINT64_MAX where the bits reach 2^63 (no buffer that large exists, and no descriptor passes it).
 uint64_t buffer_bytes(uint64_t elements, uint32_t bits) {
-  const uint64_t bytes = elements >= kSaturated / 8 ? kSaturated : (elements * bits + 7) / 8;
-  return bytes >= kSaturated ? ~uint64_t{0} : (bytes + 3) & ~uint64_t{3};
+  const uint64_t total_bits = saturating_mul(elements, bits);
+  return total_bits >= kSaturated ? ~uint64_t{0} : ((total_bits + 7) / 8 + 3) & ~uint64_t{3};
 }
 
 // Coordinates of logical index `index` over sizes, for messages.

@@ -67,8 +67,9 @@ uint64_t required_bytes(DML_TENSOR_DATA_TYPE type, const Shape& sizes, const std
   } else {
     elements = element_count(sizes);
   }
-  const uint64_t bytes = (elements * bits + 7) / 8;
-  return (bytes + 3) / 4 * 4;
+  uint64_t total_bits = 0;
+  if (__builtin_mul_overflow(elements, bits, &total_bits) || total_bits >= uint64_t{1} << 63) return UINT64_MAX;
+  return ((total_bits + 7) / 8 + 3) / 4 * 4;
 }
 
 std::string to_string(const Shape& shape) { return to_string(std::vector<uint64_t>(shape.begin(), shape.end())); }

@@ -1,7 +1,6 @@
 """ONNX's backend interface (onnx.backend.base) over opendml: models and nodes made of NonZero,
 Concat and Split run on opendml's CPU device. docs/python.md describes it."""
 
-import math
 
 import numpy as np
 import onnx
@@ -10,7 +9,7 @@ import opendml
 from onnx import TensorProto, helper, numpy_helper
 
 from . import ops
-from .._shapes import equal_parts, normalize_axis
+from .._shapes import chunk_sizes, equal_parts, normalize_axis
 
 OPERATORS = ("NonZero", "Concat", "Split")
 _DEFAULT_DOMAINS = ("", "ai.onnx")
@@ -35,9 +34,7 @@ def _split_sizes(node: onnx.NodeProto, inputs: list, opset: int, axis_size: int)
         count = attrs["num_outputs"]
         if count != len(node.output):
             raise opendml.Error(f"opendml.onnx: Split: num_outputs is {count} but the node has {len(node.output)} outputs")
-        # Parts of ceil(size / count); the last one takes what is left.
-        chunk = math.ceil(axis_size / count)
-        return [max(0, min(chunk, axis_size - i * chunk)) for i in range(count)]
+        return chunk_sizes(axis_size, count)  # parts of ceil(size / count); the last ones take what is left
     return equal_parts("opendml.onnx: Split", axis_size, count)
 
 
