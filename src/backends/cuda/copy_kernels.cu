@@ -504,6 +504,10 @@ struct SlicesShape {
 
 // A thread reads or writes a whole vector of the joined tensor and moves its units one by one
 // from or to their pieces, walking the columns (and, where the joined rows are dense, the rows).
+// All of a thread's kUnroll vectors are read before any is written, so that they are in flight at
+// once: the compiler cannot move a read past a write through pointers that may alias, and one
+// vector in flight per thread left SPLIT of 4-byte slices at 0.67 of a copy on an H200
+// (bench/NOTES.md).
 template <uint32_t kWidth, uint32_t kVector, uint32_t kCapacity>
 __device__ __forceinline__ void slices_chunk(const SlicesShape& shape, const DevicePiece* pieces,
                                              const PointerTable<kCapacity>& table) {
@@ -514,34 +518,17 @@ __device__ __forceinline__ void slices_chunk(const SlicesShape& shape, const Dev
     Unit units[kVector];
   };
   const uint32_t last_column = shape.row_length.divisor;
-#pragma unroll
-  for (uint32_t k = 0; k < kUnroll; ++k) {
-    const uint32_t t = blockIdx.x * kChunk + k * kThreads + threadIdx.x;
-    if (t >= shape.vectors) break;
-    uint32_t row, column;
-    shape.row_length.divmod(t * kVector, row, column);
-    uint32_t lo = 0, hi = shape.pieces - 1;  // the last piece whose column <= column
-    while (lo < hi) {
-      const uint32_t mid = (lo + hi + 1) / 2;
-      if (pieces[mid].column <= column)
-        lo = mid;
-      else
-        hi = mid - 1;
-    }
-    Whole* whole = reinterpret_cast<Whole*>(reinterpret_cast<Unit*>(table.p[shape.slot]) + shape.offset +
-                                            uint64_t{row} * shape.row_stride + column);
-    Data data;
-    if (!shape.join) data.whole = *whole;
-    uint32_t piece = lo;
+  // The joined tensor's vector at (row, column), and its units' places in the pieces, in order.
+  const auto whole_at = [&](uint32_t row, uint32_t column) {
+    return reinterpret_cast<Whole*>(reinterpret_cast<Unit*>(table.p[shape.slot]) + shape.offset +
+                                    uint64_t{row} * shape.row_stride + column);
+  };
+  const auto for_units = [&](uint32_t row, uint32_t column, uint32_t piece, auto&& fn) {
 #pragma unroll
     for (uint32_t u = 0; u < kVector; ++u) {
       const DevicePiece& pc = pieces[piece];
-      Unit* p =
-          reinterpret_cast<Unit*>(table.p[pc.slot]) + pc.offset + uint64_t{row} * pc.row_stride + (column - pc.column);
-      if (shape.join)
-        data.units[u] = *p;
-      else
-        *p = data.units[u];
+      fn(u,
+         reinterpret_cast<Unit*>(table.p[pc.slot]) + pc.offset + uint64_t{row} * pc.row_stride + (column - pc.column));
       if (++column == last_column) {
         column = 0;
         ++row;
@@ -550,7 +537,37 @@ __device__ __forceinline__ void slices_chunk(const SlicesShape& shape, const Dev
         ++piece;
       }
     }
-    if (shape.join) *whole = data.whole;
+  };
+  uint32_t rows[kUnroll], columns[kUnroll], first_pieces[kUnroll];
+  Data data[kUnroll];
+  const uint32_t first = blockIdx.x * kChunk + threadIdx.x;
+#pragma unroll
+  for (uint32_t k = 0; k < kUnroll; ++k) {
+    if (first + k * kThreads >= shape.vectors) break;
+    shape.row_length.divmod((first + k * kThreads) * kVector, rows[k], columns[k]);
+    uint32_t lo = 0, hi = shape.pieces - 1;  // the last piece whose column <= column
+    while (lo < hi) {
+      const uint32_t mid = (lo + hi + 1) / 2;
+      if (pieces[mid].column <= columns[k])
+        lo = mid;
+      else
+        hi = mid - 1;
+    }
+    first_pieces[k] = lo;
+    if (shape.join) {
+      for_units(rows[k], columns[k], lo, [&](uint32_t u, const Unit* p) { data[k].units[u] = *p; });
+    } else {
+      data[k].whole = *whole_at(rows[k], columns[k]);
+    }
+  }
+#pragma unroll
+  for (uint32_t k = 0; k < kUnroll; ++k) {
+    if (first + k * kThreads >= shape.vectors) break;
+    if (shape.join) {
+      *whole_at(rows[k], columns[k]) = data[k].whole;
+    } else {
+      for_units(rows[k], columns[k], first_pieces[k], [&](uint32_t u, Unit* p) { *p = data[k].units[u]; });
+    }
   }
 }
 
