@@ -1,5 +1,6 @@
 #include "dlpack.h"
 
+#include <charconv>
 #include <unordered_map>
 
 #ifdef OPENDML_WITH_CUDA
@@ -13,6 +14,15 @@ constexpr uint64_t kDLFlagReadOnly = 1, kDLFlagIsCopied = 2;
 enum : uint8_t { kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4, kDLBool = 6 };
 
 std::string python_type_name(nb::handle obj) { return nb::type_name(obj.type()).c_str(); }
+
+// A tuple that another library hands over (__dlpack_device__, the CUDA array interface's data and
+// strides, __cuda_stream__), checked to hold `size` items before any is read: nanobind's indexing
+// does not check.
+nb::tuple tuple_of(nb::handle obj, size_t size, const std::string& what) {
+  if (!nb::isinstance<nb::tuple>(obj) || nb::len(obj) != size)
+    invalid(what + " is " + nb::repr(obj).c_str() + "; it must be a tuple of " + std::to_string(size));
+  return nb::borrow<nb::tuple>(obj);
+}
 
 // The DirectML type that moves and tests an element exactly as the array's own type would.
 DML_TENSOR_DATA_TYPE dml_type(uint8_t code, uint8_t bits, uint16_t lanes) {
@@ -115,7 +125,7 @@ int cuda_device_of(uintptr_t pointer, const Name& what) {
 void borrow_cuda_array_interface(Borrowed& b, nb::handle array, const Name& what, intptr_t stream, bool writable) {
   const nb::dict cai = nb::cast<nb::dict>(array.attr("__cuda_array_interface__"));
   if (cai.contains("mask") && !cai["mask"].is_none()) unsupported(what + " has a mask (__cuda_array_interface__)");
-  const auto data = nb::cast<nb::tuple>(cai["data"]);
+  const nb::tuple data = tuple_of(cai["data"], 2, what + ": __cuda_array_interface__['data']");
   if (writable && nb::cast<bool>(data[1])) invalid(what + " is read-only");
   b.data = reinterpret_cast<std::byte*>(nb::cast<uintptr_t>(data[0]));
 
@@ -123,14 +133,19 @@ void borrow_cuda_array_interface(Borrowed& b, nb::handle array, const Name& what
   // Read as a Python str: this file has no std::string caster (nanobind/stl/string.h), and a cast to
   // a type without one compiles but fails at run time.
   const std::string typestr = nb::cast<nb::str>(cai["typestr"]).c_str();
-  const int bytes = typestr.size() >= 3 ? std::atoi(typestr.c_str() + 2) : 0;
+  int bytes = 0;  // 1, 2, 4 or 8, the sizes DirectML's types have
+  if (typestr.size() >= 3) {
+    const char* end = typestr.data() + typestr.size();
+    const auto [last, error] = std::from_chars(typestr.data() + 2, end, bytes);
+    if (error != std::errc() || last != end || (bytes != 1 && bytes != 2 && bytes != 4 && bytes != 8)) bytes = 0;
+  }
   const char kind = typestr.size() >= 3 ? typestr[1] : '?';
   const uint8_t code = kind == 'i'   ? kDLInt
                        : kind == 'u' ? kDLUInt
                        : kind == 'f' ? kDLFloat
                        : kind == 'b' ? kDLBool
                                      : 255;
-  if (typestr[0] == '>' || code == 255 || bytes <= 0)
+  if (typestr[0] == '>' || code == 255 || bytes == 0)
     unsupported(what + " has element type '" + typestr + "', which has no DirectML data type");
   set_type(b, code, static_cast<uint8_t>(bytes * 8), 1, what);
 
@@ -139,10 +154,12 @@ void borrow_cuda_array_interface(Borrowed& b, nb::handle array, const Name& what
   const int ndim = static_cast<int>(shape.size());
   if (ndim > kMaxDims) invalid(what + " has " + std::to_string(ndim) + " dimensions; DirectML tensors have at most 8");
   const bool strided = cai.contains("strides") && !cai["strides"].is_none();
+  const nb::tuple byte_strides =
+      strided ? tuple_of(cai["strides"], shape.size(), what + ": __cuda_array_interface__['strides']") : nb::tuple();
   for (int d = 0; d < ndim; ++d) {
     dims[d] = nb::cast<int64_t>(shape[d]);
     if (strided) {
-      const int64_t byte_stride = nb::cast<int64_t>(nb::cast<nb::tuple>(cai["strides"])[d]);
+      const int64_t byte_stride = nb::cast<int64_t>(byte_strides[d]);
       if (byte_stride % bytes != 0)
         unsupported(what + " has a stride of " + std::to_string(byte_stride) +
                     " bytes, not a whole number of elements");
@@ -252,19 +269,21 @@ std::optional<Place> torch_place(nb::handle tensor) {
 
 Place place_of(nb::handle array, const Name& what) {
   if (nb::hasattr(array, "__dlpack_device__")) {
-    nb::tuple device;
+    nb::object result;
     try {
-      device = nb::cast<nb::tuple>(array.attr("__dlpack_device__")());
+      result = array.attr("__dlpack_device__")();
     } catch (nb::python_error& e) {
       invalid(what + ": " + python_type_name(array) + ".__dlpack_device__ failed: " + e.what());
     }
+    const nb::tuple device = tuple_of(result, 2, what + ": " + python_type_name(array) + ".__dlpack_device__()");
     const int32_t type = nb::cast<int32_t>(device[0]), id = nb::cast<int32_t>(device[1]);
     if (type == kDLCPU || type == kDLCUDAHost) return {false, 0};
     if (type == kDLCUDA || type == kDLCUDAManaged) return {true, id};
     unsupported(what + " is on DLPack device type " + std::to_string(type) + "; opendml runs on the CPU and CUDA");
   }
   if (nb::hasattr(array, "__cuda_array_interface__")) {
-    const auto data = nb::cast<nb::tuple>(array.attr("__cuda_array_interface__")["data"]);
+    const nb::tuple data =
+        tuple_of(array.attr("__cuda_array_interface__")["data"], 2, what + ": __cuda_array_interface__['data']");
     return {true, cuda_device_of(nb::cast<uintptr_t>(data[0]), what)};
   }
   invalid(what + " is a " + python_type_name(array) +
@@ -348,7 +367,7 @@ intptr_t stream_handle(nb::handle stream) {
   if (stream.is_none()) return 0;
   if (PyLong_Check(stream.ptr())) return nb::cast<intptr_t>(stream);
   if (nb::hasattr(stream, "__cuda_stream__"))
-    return nb::cast<intptr_t>(nb::cast<nb::tuple>(stream.attr("__cuda_stream__")())[1]);
+    return nb::cast<intptr_t>(tuple_of(stream.attr("__cuda_stream__")(), 2, "stream.__cuda_stream__()")[1]);
   if (nb::hasattr(stream, "cuda_stream")) return nb::cast<intptr_t>(stream.attr("cuda_stream"));
   if (nb::hasattr(stream, "ptr")) return nb::cast<intptr_t>(stream.attr("ptr"));
   invalid("stream is a " + python_type_name(stream) +

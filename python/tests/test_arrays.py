@@ -468,6 +468,29 @@ def raises(cls, match, fn, *args, **kwargs):
     return e.value
 
 
+def test_foreign_tuples_of_the_wrong_length_are_errors():
+    # What another library hands over is checked before it is read: these once read past a tuple's end.
+    class ShortDevice:
+        def __dlpack_device__(self):
+            return ()
+
+        def __dlpack__(self, **kwargs):
+            return 0
+
+    class ShortInterface:
+        __cuda_array_interface__ = {"data": (0,), "shape": (4,), "typestr": "<f4", "version": 3}
+
+    class DeviceList(ShortDevice):
+        def __dlpack_device__(self):
+            return [1, 0]
+
+    raises(opendml.Error, "ShortDevice.__dlpack_device__\\(\\) is \\(\\); it must be a tuple of 2", opendml.concat,
+           [ShortDevice()])
+    raises(opendml.Error, "it must be a tuple of 2", opendml.concat, [DeviceList()])
+    raises(opendml.Error, "__cuda_array_interface__\\['data'\\] is \\(0,\\); it must be a tuple of 2", opendml.nonzero,
+           ShortInterface())
+
+
 def test_invalid_input_raises_error():
     a = np.zeros((2, 3), np.float32)
     e = raises(opendml.Error, "arrays is empty", opendml.concat, [])

@@ -148,6 +148,18 @@ def test_out_of_range_integers_are_errors_not_wraps():
         TensorDesc(F32, [2], total_size=-4)
 
 
+def test_a_stream_object_with_a_short_cuda_stream_tuple_is_an_error():
+    class ShortStream:
+        def __cuda_stream__(self):
+            return (0,)
+
+    op = join_op()
+    op.initialize()
+    a, b, out = np.ones(6, np.float32), np.ones(8, np.float32), np.zeros(14, np.float32)
+    with pytest.raises(opendml.Error, match="stream.__cuda_stream__\\(\\) is \\(0,\\); it must be a tuple of 2"):
+        op.execute([a, b], [out], stream=ShortStream())
+
+
 def test_strides_take_one_per_size():
     for strides in ([12], [12, 4, 1, 1], []):
         with pytest.raises(opendml.Error, match=f"{len(strides)} strides for 3 sizes"):
