@@ -6,6 +6,7 @@
 #include "json_node.h"
 #include "model.h"
 #include "model_enums.h"
+#include "npy.h"
 
 namespace opendml::tool {
 namespace {
@@ -147,6 +148,9 @@ Command load_command(const Node& node, const Model& model) {
     // A .npy file's shape; its elements must be as many as the file holds.
     if (const std::optional<Node> dimensions = node.find("dimensions")) {
       const std::vector<uint32_t> sizes = dimensions->uint32_array();
+      if (sizes.size() > kMaxNpyDims)
+        dimensions->fail("has " + std::to_string(sizes.size()) + " sizes; a .npy file's shape has at most " +
+                         std::to_string(kMaxNpyDims));
       shape.assign(sizes.begin(), sizes.end());
       uint64_t count = 1;
       for (const uint32_t size : sizes)

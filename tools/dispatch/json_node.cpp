@@ -23,10 +23,19 @@ std::string quote(const Json& value) {
 // grows, so an unbounded depth would overflow the stack, and so would any later recursive walk.
 class ParseCheck {
  public:
-  explicit ParseCheck(const std::string& file) : file_(file) {}
+  ParseCheck(const std::string& file, MemoryBudget& budget) : file_(file), budget_(budget) {}
 
   bool operator()(int, nlohmann::detail::parse_event_t event, Json& parsed) {
     using Event = nlohmann::detail::parse_event_t;
+    // Every value of the tree nlohmann builds, and a string's characters beyond it, from the budget,
+    // taken 64 KiB at a time and when the root's value is complete.
+    pending_ += sizeof(Json) + (parsed.is_string() ? parsed.get_ref<const std::string&>().size() : 0);
+    const bool root_done =
+        (event == Event::value || event == Event::object_end || event == Event::array_end) && frames_.size() <= 1;
+    if (pending_ >= 65536 || root_done) {
+      budget_.take(pending_, false, root_done ? file_ : place(), "parsing the model file");
+      pending_ = 0;
+    }
     switch (event) {
       case Event::object_start:
       case Event::array_start:
@@ -76,6 +85,8 @@ class ParseCheck {
   }
 
   const std::string& file_;
+  MemoryBudget& budget_;
+  uint64_t pending_ = 0;  // bytes of parsed values not yet taken from the budget
   std::vector<Frame> frames_;
 };
 
@@ -113,9 +124,10 @@ std::string blank_comments_and_trailing_commas(std::string_view text, const std:
 
 }  // namespace
 
-Json parse_json(std::string_view text, const std::string& file) {
+Json parse_json(std::string_view text, const std::string& file, MemoryBudget& budget) {
   try {
-    return Json::parse(blank_comments_and_trailing_commas(text, file), ParseCheck(file));
+    budget.take(text.size(), false, file, "parsing the model file");
+    return Json::parse(blank_comments_and_trailing_commas(text, file), ParseCheck(file, budget));
   } catch (const nlohmann::json::exception& e) {
     // nlohmann's messages start with "[json.exception.parse_error.101] ".
     std::string why = e.what();
@@ -177,11 +189,19 @@ std::vector<std::pair<std::string, Node>> Node::members() const {
   return result;
 }
 
-std::vector<Node> Node::elements() const {
+size_t Node::size() const {
   expect(json().is_array(), "an array");
+  return json().size();
+}
+
+Node Node::element(size_t i) const {
+  expect(json().is_array(), "an array");
+  return Node(json()[i], place_ + "[" + std::to_string(i) + "]", false, policy_);
+}
+
+std::vector<Node> Node::elements() const {
   std::vector<Node> result;
-  for (size_t i = 0; i < json().size(); ++i)
-    result.push_back(Node(json()[i], place_ + "[" + std::to_string(i) + "]", false, policy_));
+  for (size_t i = 0; i < size(); ++i) result.push_back(element(i));
   return result;
 }
 

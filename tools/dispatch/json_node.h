@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "budget.h"
+
 namespace opendml::tool {
 
 // Keeps the file's order of members, so that the first problem in the file is the one reported.
@@ -24,8 +26,9 @@ inline constexpr size_t kMaxJsonDepth = 64;
 
 // Parses a whole model file as DxDispatch reads it: `//` and `/* */` comments and trailing commas
 // are allowed. Invalid JSON and a key repeated within one object are ModelErrors: nlohmann would
-// silently keep the last of two equal keys.
-Json parse_json(std::string_view text, const std::string& file);
+// silently keep the last of two equal keys. The copy of the text it parses and every value of the
+// tree come from `budget`, as they are made.
+Json parse_json(std::string_view text, const std::string& file, MemoryBudget& budget);
 
 // What to do with a key the tool does not know. DxDispatch ignores it; opendml-dispatch warns about
 // each one on `warnings` (so that a typo is still seen) and runs the model, or, when strict
@@ -59,7 +62,10 @@ class Node {
   std::optional<Node> find(std::string_view key) const;
   Node at(std::string_view key) const;  // a required member
   std::vector<std::pair<std::string, Node>> members() const;
-  std::vector<Node> elements() const;  // requires an array
+  // Require an array. For long arrays (initial values), element by element rather than all at once.
+  size_t size() const;
+  Node element(size_t i) const;
+  std::vector<Node> elements() const;
 
   std::string string() const;
   uint64_t uint64() const;

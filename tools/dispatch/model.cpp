@@ -15,7 +15,7 @@ Model load_model(const std::filesystem::path& path, LoadContext& context) {
 
 Model load_model_text(std::string_view text, const std::string& file, const std::filesystem::path& folder,
                       LoadContext& context) {
-  const Json json = parse_json(text, file);
+  const Json json = parse_json(text, file, context.budget);
   const Node root = Node::root(json, file, context.keys);
   // "$schema" is DxDispatch's pointer to its JSON schema: allowed, and otherwise ignored.
   root.expect_object({"$schema", "resources", "dispatchables", "commands"});

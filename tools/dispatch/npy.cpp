@@ -104,6 +104,7 @@ class HeaderParser {
     std::vector<uint64_t> values;
     expect('(');
     while (!peek(')')) {
+      if (values.size() == kMaxNpyDims) fail("the shape has more than " + std::to_string(kMaxNpyDims) + " dimensions");
       values.push_back(integer());
       if (!consume(',')) break;
     }

@@ -66,10 +66,12 @@ std::vector<std::byte> allocate_held(uint64_t bytes, MemoryBudget& budget, const
 }
 
 InitialValues from_array(const Node& values, DML_TENSOR_DATA_TYPE type, const Reader& reader) {
-  const std::vector<Node> elements = values.elements();
-  std::vector<std::byte> bytes = allocate_held(checked_bytes(elements.size(), type, values), reader.budget, values);
-  for (size_t i = 0; i < elements.size(); ++i)
-    encode(elements[i].json(), type, bytes.data() + i * element_bytes(type), elements[i], reader.rounding);
+  const size_t count = values.size();
+  std::vector<std::byte> bytes = allocate_held(checked_bytes(count, type, values), reader.budget, values);
+  for (size_t i = 0; i < count; ++i) {
+    const Node element = values.element(i);
+    encode(element.json(), type, bytes.data() + i * element_bytes(type), element, reader.rounding);
+  }
   return held(type, std::move(bytes));
 }
 
@@ -82,7 +84,8 @@ InitialValues from_mixed_list(const Node& values, const Reader& reader) {
         "initialValuesDataType is required for an array of values (without it, each element is an object "
         "{\"type\", \"value\"}: DxDispatch's mixed list)");
   std::vector<std::byte> bytes;
-  for (const Node& element : values.elements()) {
+  for (size_t i = 0; i < values.size(); ++i) {
+    const Node element = values.element(i);
     element.expect_object({"name", "type", "value"});  // a name documents the value
     if (const std::optional<Node> label = element.find("name")) label->string();
     const DML_TENSOR_DATA_TYPE type = read_data_type(element.at("type"));
@@ -323,6 +326,9 @@ Resource load_resource(const std::string& name, const Node& node, const std::fil
         requested->fail("is " + std::to_string(bytes) + "; the limit is " + std::to_string(kMaxResourceBytes));
       size = bytes;
     }
+    if (size > kMaxResourceBytes)
+      node.fail("needs " + std::to_string(size) + " bytes (initialValuesOffsetInBytes and the values after it); " +
+                "the limit of a resource is " + std::to_string(kMaxResourceBytes));
     // writeFile writes DxDispatch's buffer: sizeInBytes as given, else the values' size rounded up
     // to 4; the device buffer is always rounded up to 4.
     const uint64_t file_count = (node.find("sizeInBytes") ? size : (size + 3) & ~uint64_t{3}) / element;
