@@ -23,17 +23,18 @@ std::string quote(const Json& value) {
 // grows, so an unbounded depth would overflow the stack, and so would any later recursive walk.
 class ParseCheck {
  public:
-  ParseCheck(const std::string& file, MemoryBudget& budget) : file_(file), budget_(budget) {}
+  // `pending`: bytes of parsed values not yet taken from `budget`, which the caller takes at the end
+  // (the parser holds a copy of this object).
+  ParseCheck(const std::string& file, MemoryBudget& budget, uint64_t& pending)
+      : file_(file), budget_(budget), pending_(pending) {}
 
   bool operator()(int, nlohmann::detail::parse_event_t event, Json& parsed) {
     using Event = nlohmann::detail::parse_event_t;
     // Every value of the tree nlohmann builds, and a string's characters beyond it, from the budget,
-    // taken 64 KiB at a time and when the root's value is complete.
+    // 64 KiB at a time.
     pending_ += sizeof(Json) + (parsed.is_string() ? parsed.get_ref<const std::string&>().size() : 0);
-    const bool root_done =
-        (event == Event::value || event == Event::object_end || event == Event::array_end) && frames_.size() <= 1;
-    if (pending_ >= 65536 || root_done) {
-      budget_.take(pending_, false, root_done ? file_ : place(), "parsing the model file");
+    if (pending_ >= 65536) {
+      budget_.take(pending_, false, place(), "parsing the model file");
       pending_ = 0;
     }
     switch (event) {
@@ -86,7 +87,7 @@ class ParseCheck {
 
   const std::string& file_;
   MemoryBudget& budget_;
-  uint64_t pending_ = 0;  // bytes of parsed values not yet taken from the budget
+  uint64_t& pending_;
   std::vector<Frame> frames_;
 };
 
@@ -127,7 +128,10 @@ std::string blank_comments_and_trailing_commas(std::string_view text, const std:
 Json parse_json(std::string_view text, const std::string& file, MemoryBudget& budget) {
   try {
     budget.take(text.size(), false, file, "parsing the model file");
-    return Json::parse(blank_comments_and_trailing_commas(text, file), ParseCheck(file, budget));
+    uint64_t pending = 0;
+    Json json = Json::parse(blank_comments_and_trailing_commas(text, file), ParseCheck(file, budget, pending));
+    budget.take(pending, false, file, "parsing the model file");
+    return json;
   } catch (const nlohmann::json::exception& e) {
     // nlohmann's messages start with "[json.exception.parse_error.101] ".
     std::string why = e.what();

@@ -84,7 +84,8 @@ InitialValues from_mixed_list(const Node& values, const Reader& reader) {
         "initialValuesDataType is required for an array of values (without it, each element is an object "
         "{\"type\", \"value\"}: DxDispatch's mixed list)");
   std::vector<std::byte> bytes;
-  for (size_t i = 0; i < values.size(); ++i) {
+  const size_t count = values.size();
+  for (size_t i = 0; i < count; ++i) {
     const Node element = values.element(i);
     element.expect_object({"name", "type", "value"});  // a name documents the value
     if (const std::optional<Node> label = element.find("name")) label->string();
