@@ -245,14 +245,14 @@ TEST(DeviceJoin, RowsOfEveryLength) {
   }
 }
 
-// Two to five inputs of one vector per row each (of 1, 2, 4, 8 and 16 bytes), the CPU's row by row
-// copy (up to four inputs) with chunks that start inside the rows' range, into a packed and a padded
-// output.
+// Two to five and eight inputs of one vector per row each (of 1, 2, 4, 8 and 16 bytes), the CPU's
+// row by row copy (up to four inputs) with chunks that start inside the rows' range, and cuda.slices'
+// runs of whole rows (2, 4 and 8 pieces of one unit), into a packed and a padded output.
 TEST(DeviceJoin, NarrowSlicesOfEveryWidth) {
   for (DML_TENSOR_DATA_TYPE type : {DML_TENSOR_DATA_TYPE_UINT8, DML_TENSOR_DATA_TYPE_UINT16,
                                     DML_TENSOR_DATA_TYPE_UINT32, DML_TENSOR_DATA_TYPE_UINT64})
     for (uint32_t elements : {1u, 2u})
-      for (uint32_t pieces = 2; pieces <= 5; ++pieces) {
+      for (uint32_t pieces : {2u, 3u, 4u, 5u, 8u}) {
         SCOPED_TRACE(type_name(type) + " x " + std::to_string(elements) + ", " + std::to_string(pieces) + " inputs");
         const std::vector<Shape> inputs(pieces, Shape{40000, elements});
         JoinTester().type(type).axis(1).inputs(inputs).run();

@@ -499,6 +499,9 @@ struct SlicesShape {
   uint32_t slot;          // of the joined tensor
   uint32_t pieces;
   uint32_t width, vector;
+  // More than 1 where a vector holds this many whole rows and each piece is one unit of a row, with
+  // rows contiguous and aligned: a piece's units of one vector are then one run in the piece.
+  uint32_t rows_per_vector;
   bool join;  // gather into the joined tensor (JOIN) or scatter from it (SPLIT)
 };
 
@@ -508,7 +511,10 @@ struct SlicesShape {
 // once: the compiler cannot move a read past a write through pointers that may alias, and one
 // vector in flight per thread left SPLIT of 4-byte slices at 0.67 of a copy on an H200
 // (bench/NOTES.md).
-template <uint32_t kWidth, uint32_t kVector, uint32_t kCapacity>
+// kRows > 1 (shape.rows_per_vector): a vector holds kRows whole rows of one unit per piece, and each
+// piece's units in it move as one run of kRows units, where moving them one by one wrote (SPLIT) or
+// read (JOIN) every sector of the piece in parts, a store instruction per row (bench/NOTES.md).
+template <uint32_t kWidth, uint32_t kVector, uint32_t kRows, uint32_t kCapacity>
 __device__ __forceinline__ void slices_chunk(const SlicesShape& shape, const DevicePiece* pieces,
                                              const PointerTable<kCapacity>& table) {
   using Unit = Vec<kWidth>;
@@ -516,6 +522,11 @@ __device__ __forceinline__ void slices_chunk(const SlicesShape& shape, const Dev
   union Data {
     Whole whole;
     Unit units[kVector];
+  };
+  constexpr uint32_t kRowPieces = kVector / kRows;  // pieces, when kRows > 1
+  union Run {
+    Vec<kWidth * kRows> whole;
+    Unit units[kRows];
   };
   const uint32_t last_column = shape.row_length.divisor;
   // The joined tensor's vector at (row, column), and its units' places in the pieces, in order.
@@ -538,12 +549,32 @@ __device__ __forceinline__ void slices_chunk(const SlicesShape& shape, const Dev
       }
     }
   };
+  // Piece p's run at `row` (kRows > 1: its rows are contiguous, so the run is kRows units long),
+  // and its place in a vector's units: unit i * kRowPieces + p is row i's.
+  const auto run_at = [&](uint32_t row, uint32_t p) {
+    return reinterpret_cast<Run*>(reinterpret_cast<Unit*>(table.p[pieces[p].slot]) + pieces[p].offset + row);
+  };
   uint32_t rows[kUnroll], columns[kUnroll], first_pieces[kUnroll];
   Data data[kUnroll];
   const uint32_t first = blockIdx.x * kChunk + threadIdx.x;
 #pragma unroll
   for (uint32_t k = 0; k < kUnroll; ++k) {
     if (first + k * kThreads >= shape.vectors) break;
+    if constexpr (kRows > 1) {
+      rows[k] = (first + k * kThreads) * kRows;
+      if (shape.join) {
+#pragma unroll
+        for (uint32_t p = 0; p < kRowPieces; ++p) {
+          Run run;
+          run.whole = run_at(rows[k], p)->whole;
+#pragma unroll
+          for (uint32_t i = 0; i < kRows; ++i) data[k].units[i * kRowPieces + p] = run.units[i];
+        }
+      } else {
+        data[k].whole = *whole_at(rows[k], 0);
+      }
+      continue;
+    }
     shape.row_length.divmod((first + k * kThreads) * kVector, rows[k], columns[k]);
     uint32_t lo = 0, hi = shape.pieces - 1;  // the last piece whose column <= column
     while (lo < hi) {
@@ -563,6 +594,20 @@ __device__ __forceinline__ void slices_chunk(const SlicesShape& shape, const Dev
 #pragma unroll
   for (uint32_t k = 0; k < kUnroll; ++k) {
     if (first + k * kThreads >= shape.vectors) break;
+    if constexpr (kRows > 1) {
+      if (shape.join) {
+        *whole_at(rows[k], 0) = data[k].whole;
+      } else {
+#pragma unroll
+        for (uint32_t p = 0; p < kRowPieces; ++p) {
+          Run run;
+#pragma unroll
+          for (uint32_t i = 0; i < kRows; ++i) run.units[i] = data[k].units[i * kRowPieces + p];
+          run_at(rows[k], p)->whole = run.whole;
+        }
+      }
+      continue;
+    }
     if (shape.join) {
       *whole_at(rows[k], columns[k]) = data[k].whole;
     } else {
@@ -581,9 +626,19 @@ __global__ void __launch_bounds__(kThreads)
   __syncthreads();
   with_width(shape.width, [&]<uint32_t kWidth>() {
     if constexpr (kWidth < 16) {
-      if (shape.vector == 16 / kWidth) return slices_chunk<kWidth, 16 / kWidth>(shape, pieces, table);
+      constexpr uint32_t kVector = 16 / kWidth;
+      if (shape.vector == kVector) {
+        // Two or more pieces, so at most kVector / 2 rows a vector.
+        if constexpr (kVector >= 4)
+          if (shape.rows_per_vector == 2) return slices_chunk<kWidth, kVector, 2>(shape, pieces, table);
+        if constexpr (kVector >= 8)
+          if (shape.rows_per_vector == 4) return slices_chunk<kWidth, kVector, 4>(shape, pieces, table);
+        if constexpr (kVector >= 16)
+          if (shape.rows_per_vector == 8) return slices_chunk<kWidth, kVector, 8>(shape, pieces, table);
+        return slices_chunk<kWidth, kVector, 1>(shape, pieces, table);
+      }
     }
-    slices_chunk<kWidth, 1>(shape, pieces, table);
+    slices_chunk<kWidth, 1, 1>(shape, pieces, table);
   });
 }
 
@@ -681,6 +736,17 @@ SlicesLayout slices_layout(const CopyPlan& plan) {
                        (dense || (column % vector == 0 && layout.shape.row_stride % vector == 0));
   layout.shape.vector = vectors ? vector : 1;
   layout.shape.row_length = FastDivmod(static_cast<uint32_t>(column));
+  // Whole rows per vector, one unit per piece: each piece's run of them must be contiguous (rows one
+  // unit apart) and as aligned as its length.
+  const uint32_t rows_per_vector = vectors && dense && n == column && vector % n == 0 ? vector / n : 1;
+  bool runs = rows_per_vector > 1;
+  for (size_t i = 0; runs && i < n; ++i) {
+    const CopyItem& item = plan.items[i];
+    runs = layout.pieces[i].column == i && layout.pieces[i].row_stride == 1 &&
+           layout.pieces[i].offset % rows_per_vector == 0 &&
+           (join ? item.src_alignment : item.dst_alignment) >= rows_per_vector * width;
+  }
+  layout.shape.rows_per_vector = runs ? rows_per_vector : 1;
   layout.shape.vectors = static_cast<uint32_t>(count / layout.shape.vector);
   return layout;
 }
@@ -704,7 +770,8 @@ class CudaSlicesKernel final : public Kernel {
   std::string tuning() const {
     return cat("cuda.slices tuning: ", kThreads, " threads, ", kUnroll, " vectors per thread; up to ", kInlinePieces,
                " pieces in the parameters, up to ", kMaxSlicePieces, " in all; this plan: ", layout_.pieces.size(),
-               " pieces ", inline_ ? "in the parameters" : "in the persistent region", ", ", group_.blocks, " blocks");
+               " pieces ", inline_ ? "in the parameters" : "in the persistent region", ", ",
+               layout_.shape.rows_per_vector, " rows a vector, ", group_.blocks, " blocks");
   }
 
   Status initialize(std::byte* persistent, void* stream) const override {
