@@ -511,9 +511,11 @@ struct SlicesShape {
 // once: the compiler cannot move a read past a write through pointers that may alias, and one
 // vector in flight per thread left SPLIT of 4-byte slices at 0.67 of a copy on an H200
 // (bench/NOTES.md).
-// kRows > 1 (shape.rows_per_vector): a vector holds kRows whole rows of one unit per piece, and each
+// kRows > 1 (shape.rows_per_vector): a vector holds kRows whole rows of one unit per piece
+// (shape.pieces == kVector / kRows, rows contiguous in each piece; slices_layout checks), and each
 // piece's units in it move as one run of kRows units, where moving them one by one wrote (SPLIT) or
 // read (JOIN) every sector of the piece in parts, a store instruction per row (bench/NOTES.md).
+// There rows[k] is the vector's first row, and columns and first_pieces go unused.
 template <uint32_t kWidth, uint32_t kVector, uint32_t kRows, uint32_t kCapacity>
 __device__ __forceinline__ void slices_chunk(const SlicesShape& shape, const DevicePiece* pieces,
                                              const PointerTable<kCapacity>& table) {
@@ -736,9 +738,11 @@ SlicesLayout slices_layout(const CopyPlan& plan) {
                        (dense || (column % vector == 0 && layout.shape.row_stride % vector == 0));
   layout.shape.vector = vectors ? vector : 1;
   layout.shape.row_length = FastDivmod(static_cast<uint32_t>(column));
-  // Whole rows per vector, one unit per piece: each piece's run of them must be contiguous (rows one
-  // unit apart) and as aligned as its length.
-  const uint32_t rows_per_vector = vectors && dense && n == column && vector % n == 0 ? vector / n : 1;
+  // Whole rows per vector, one unit per piece (so every row's count divides by rows_per_vector, as
+  // count % vector == 0): each piece's run of them must be contiguous (rows one unit apart) and as
+  // aligned as its length. The planner gives pieces offset 0 and one column each here; the loop
+  // checks both all the same, as the kernel relies on them.
+  const uint32_t rows_per_vector = vectors && dense && n >= 2 && n == column && vector % n == 0 ? vector / n : 1;
   bool runs = rows_per_vector > 1;
   for (size_t i = 0; runs && i < n; ++i) {
     const CopyItem& item = plan.items[i];
