@@ -2,12 +2,16 @@
 (negative axes count from the end; empty parts allowed). The layers need them before the array
 layer runs: PyTorch's fake implementations have no array layer, and both layers hand the array
 layer unsigned-integer views of their elements, in which two element types of one width look
-alike, so the types are compared here."""
+alike, so the types are compared here. The array layer (python/src/arrays.cpp) checks the same rules
+on the arrays it is handed; these stay in Python because under torch.compile(dynamic=True) the sizes
+are SymInts, which a call into C++ would turn into fixed values (and a recompilation per shape)."""
 
 import opendml
 
 
 def normalize_axis(op: str, axis: int, rank: int) -> int:
+    if not hasattr(axis, "__index__"):  # an int, a NumPy integer, or torch's SymInt (not made concrete here)
+        raise opendml.Error(f"{op}: axis is a {type(axis).__name__}; it must be an integer")
     if not -rank <= axis < rank:
         raise opendml.Error(f"{op}: axis {axis} is outside [{-rank}, {rank - 1}] for rank {rank}")
     return axis % rank
@@ -41,6 +45,8 @@ def split_shapes(op: str, shape, sizes, axis: int) -> list:
 def chunk_sizes(size: int, count: int) -> list:
     """A size cut into `count` parts the way torch.chunk, DTensor's Shard and ONNX's Split with
     num_outputs cut it: parts of ceil(size / count), the last ones smaller or empty."""
+    if count < 1:
+        raise opendml.Error(f"chunk_sizes: count is {count}; a size is cut into one part or more")
     chunk = -(-size // count)
     return [max(0, min(size, (r + 1) * chunk) - r * chunk) for r in range(count)]
 

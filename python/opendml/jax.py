@@ -65,6 +65,7 @@ _NONZERO = {
 }
 
 _INDEX = {"uint32": _T.UINT32, "int64": _T.INT64, "uint64": _T.UINT64}
+_BITS_OF = {"int32": np.uint32, "uint32": np.uint32, "int64": np.uint64, "uint64": np.uint64}  # the handler's view
 
 
 def _bits_type(op: str, dtype) -> int:
@@ -228,6 +229,22 @@ def _check_nonzero(shape: tuple, dml_type: int, index: str) -> None:
     opendml.Operator(opendml.Device("cpu"), desc, extensions=opendml.EXTENSION_64BIT_INDICES if wide else 0)
 
 
+@functools.lru_cache(maxsize=256)
+def _check_join_split(op: str, split: bool, whole: tuple, pieces: tuple, dml_type: int) -> None:
+    """The library's own validation of the JOIN or SPLIT the handler will compile, on the folded
+    (before, axis, after) shapes: each dimension within DirectML's 32 bits, so that a call too large
+    fails while tracing rather than when it runs."""
+    try:
+        w = opendml.TensorDesc(_T(dml_type), list(whole))
+        ps = [opendml.TensorDesc(_T(dml_type), list(p)) for p in pieces]
+        desc = opendml.SplitDesc(w, ps, 1) if split else opendml.JoinDesc(ps, w, 1)
+        wide = math.prod(whole) > 0xFFFFFFFF  # the handler's choice (python/src/jax_ffi.cpp)
+        opendml.Operator(opendml.Device("cpu"), desc, extensions=opendml.EXTENSION_64BIT_INDICES if wide else 0)
+    except opendml.Error as e:
+        raise type(e)(f"{op}: the arrays, as (before axis, axis, after axis) = {whole}, are past what one "
+                      f"{'SPLIT' if split else 'JOIN'} takes: {e}") from None
+
+
 def nonzero(x, *, index_dtype=None, fill_value=None):
     """coords, count = nonzero(x): DirectML's NONZERO_COORDINATES. coords is (x.size, x.ndim), the
     coordinates of x's non-zero elements in row-major order in its first `count` rows; the rest are
@@ -240,14 +257,34 @@ def nonzero(x, *, index_dtype=None, fill_value=None):
     return _nonzero(op, x, index, fill_value)
 
 
+def _fill_values(op: str, fill_value, columns: int, index: str) -> list:
+    """fill_value as one integer a column, each one the index type holds (an unsigned type also takes
+    negative values down to its signed type's, as their bits: -1 is 0xFFFFFFFF in uint32). It is
+    compiled into the call, so it must be known while tracing."""
+    if isinstance(fill_value, jax.core.Tracer):
+        raise opendml.Error(f"{op}: fill_value is traced; it is compiled into the call, so it must be a concrete "
+                            "value (a Python or NumPy integer, or a sequence of them)")
+    row = np.asarray(fill_value)
+    if row.dtype.kind not in "iub" or row.ndim > 1 or row.size not in (1, columns):
+        raise opendml.Error(f"{op}: fill_value is {fill_value!r}; it must be an integer, or a sequence of "
+                            f"{columns} integers (one a column)")
+    lowest, highest = -(2 ** (8 * np.dtype(index).itemsize - 1)), np.iinfo(index).max
+    values = [int(v) for v in np.broadcast_to(row, (columns,))]
+    if any(not lowest <= v <= highest for v in values):
+        raise opendml.Error(f"{op}: fill_value {values} does not fit in {index} coordinates ({lowest} to {highest})")
+    return values
+
+
 def _nonzero(op, x, index: str, fill_value):
-    """nonzero with results of type `index`: uint32, int64, uint64, or int32 (argwhere's, which the
-    handler writes as uint32 bits: coordinates of a JAX array are below 2^31)."""
+    """nonzero with results of type `index`: uint32, int64, uint64, or int32 (argwhere's without
+    JAX's 64-bit mode, which the handler writes as uint32 bits, so x may have at most 2^31 - 1
+    elements)."""
     fill = None
-    if fill_value is not None and x.ndim:  # one value a column, as the index type's bits (-1: 0xFFFFFFFF)
-        row = np.broadcast_to(np.asarray(fill_value), (x.ndim,))
-        typed = row.astype(np.int64).astype(index)
-        fill = tuple(int(v) for v in (typed.view(np.uint32) if index == "int32" else typed))
+    if fill_value is not None and x.ndim:  # as the index type's bits
+        fill = tuple(v & np.iinfo(_BITS_OF[index]).max for v in _fill_values(op, fill_value, x.ndim, index))
+    if index == "int32" and x.size > np.iinfo(np.int32).max:
+        raise opendml.Error(f"{op}: x has {x.size} elements, past the int32 coordinates and count of JAX without "
+                            "64-bit mode (jax.config.update('jax_enable_x64', True) gives int64 ones)")
     if x.dtype not in _NONZERO:
         raise opendml.UnsupportedError(f"{op}: x is {x.dtype}; NONZERO_COORDINATES tests {', '.join(sorted(str(d) for d in _NONZERO))}")
     if x.ndim == 0:  # DirectML tensors have a dimension: one row of no coordinates, as NumPy's argwhere
@@ -264,17 +301,24 @@ def argwhere(x, *, size=None, fill_value=None):
     """jnp.argwhere(x, size=size, fill_value=fill_value) through NONZERO_COORDINATES: the first `size`
     coordinate rows, those past the count set to fill_value (default 0; a scalar or one value a
     column). Under jax.jit, size is needed, as it is for jnp.argwhere."""
+    op = "opendml.jax.argwhere"
     x = jnp.asarray(x)
     dtype = jax.dtypes.canonicalize_dtype(np.int64)  # jnp.argwhere's: int32 unless in 64-bit mode
-    fill = np.broadcast_to(np.asarray(0 if fill_value is None else fill_value, dtype), (x.ndim,))
+    if size is not None:
+        try:
+            size = operator.index(size)
+        except TypeError:
+            raise opendml.Error(f"{op}: size is a {type(size).__name__}; it must be an integer") from None
+        if size < 0:
+            raise opendml.Error(f"{op}: size is {size}; it must not be negative")
+    fill = _fill_values(op, 0 if fill_value is None else fill_value, x.ndim, np.dtype(dtype).name) if x.ndim else []
     # The kernel writes the rows past the count, and the results are of argwhere's type already: no
     # other operation touches the coordinates.
-    coords, count = _nonzero("opendml.jax.argwhere", x, np.dtype(dtype).name, fill)
+    coords, count = _nonzero(op, x, np.dtype(dtype).name, fill)
     if size is None:
         if isinstance(count, jax.core.Tracer):
-            raise opendml.Error("opendml.jax.argwhere: size is needed under jax.jit (the count is not known when tracing)")
+            raise opendml.Error(f"{op}: size is needed under jax.jit and jax.vmap (the count is not known when tracing)")
         size = int(count[0])
-    size = int(size)
     rows = coords[:size]
     if size > rows.shape[0]:  # more rows than x has elements: the rest are fill
         rows = jnp.concatenate([rows, jnp.broadcast_to(jnp.asarray(fill, dtype), (size - rows.shape[0], x.ndim))])
@@ -306,6 +350,8 @@ def concat(arrays, axis: int = 0):
     pieces = [_fold(a, axis) for a in arrays if a.size]
     if not pieces or math.prod(shape) == 0:  # DirectML has no empty tensors
         return jnp.zeros(shape, arrays[0].dtype)
+    whole = _concat_abstract(*pieces, dml_type=dml_type).shape
+    _check_join_split(op, False, whole, tuple(p.shape for p in pieces), dml_type)
     return concat_p.bind(*pieces, dml_type=dml_type).reshape(shape)
 
 
@@ -322,13 +368,18 @@ def split(x, indices_or_sections, axis: int = 0):
     if not isinstance(indices_or_sections, (int, np.integer, Sequence, np.ndarray, jax.Array)):
         raise opendml.Error(f"{op}: indices_or_sections is a {type(indices_or_sections).__name__}; it must be an integer "
                             "or a sequence of integers")
-    if isinstance(indices_or_sections, (int, np.integer)):
-        sizes = equal_parts(op, length, int(indices_or_sections))
+    if isinstance(indices_or_sections, (int, np.integer)) or getattr(indices_or_sections, "ndim", None) == 0:
+        try:
+            sections = operator.index(indices_or_sections)
+        except TypeError:  # a traced count, or a 0-d array of floats
+            raise opendml.Error(f"{op}: indices_or_sections is {indices_or_sections!r}; a number of sections must be a "
+                                "concrete integer") from None
+        sizes = equal_parts(op, length, sections)
     else:
         try:
             bounds = [0] + [operator.index(i) for i in indices_or_sections]  # taken as they are, as jnp.split does
-        except TypeError as e:
-            raise opendml.Error(f"{op}: indices {list(indices_or_sections)} must be integers") from e
+        except TypeError:
+            raise opendml.Error(f"{op}: indices {indices_or_sections!r} must be concrete integers") from None
         if any(b < a for a, b in zip(bounds, bounds[1:] + [length])):
             raise opendml.Error(f"{op}: indices {bounds[1:]} must not decrease, and lie in [0, {length}] (x.shape[{axis}])")
         sizes = [b - a for a, b in zip(bounds, bounds[1:] + [length])]
@@ -336,5 +387,8 @@ def split(x, indices_or_sections, axis: int = 0):
     shapes = [x.shape[:axis] + (s,) + x.shape[axis + 1:] for s in sizes]
     if x.size == 0 or len([s for s in sizes if s]) == 0:
         return [jnp.zeros(s, x.dtype) for s in shapes]
-    parts = iter(split_p.bind(_fold(x, axis), sizes=tuple(s for s in sizes if s), dml_type=dml_type))
+    folded, kept = _fold(x, axis), tuple(s for s in sizes if s)
+    pieces = tuple(a.shape for a in _split_abstract(folded, sizes=kept, dml_type=dml_type))
+    _check_join_split(op, True, folded.shape, pieces, dml_type)
+    parts = iter(split_p.bind(folded, sizes=kept, dml_type=dml_type))
     return [next(parts).reshape(s) if s[axis] else jnp.zeros(s, x.dtype) for s in shapes]

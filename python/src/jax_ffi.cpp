@@ -121,11 +121,49 @@ Spec spec_of(const ffi::AnyBuffer& b, DML_TENSOR_DATA_TYPE type, int skip, uint6
 
 size_t inputs_of(Kind kind, const ffi::RemainingArgs& args) { return kind == Kind::kNonzero ? 1 : args.size(); }
 
+// The call's buffers, inputs then results. opendml.jax's primitives always pass what the target takes,
+// but the targets are registered under their names for anyone's jax.ffi.ffi_call, so the number of
+// buffers, and for a batch their leading dimension, are checked before anything is read through them.
+std::vector<ffi::AnyBuffer> buffers_of(Kind kind, const State& state, const ffi::RemainingArgs& args,
+                                       const ffi::RemainingRets& rets) {
+  const size_t ins = args.size(), outs = rets.size();
+  const bool counts_fit = kind == Kind::kNonzero ? ins == 1 && outs == 2
+                          : kind == Kind::kJoin  ? ins >= 1 && outs == 1
+                                                 : ins == 1 && outs >= 1;
+  if (!counts_fit)
+    invalid(std::string("opendml.jax: ") +
+            (kind == Kind::kNonzero ? "nonzero takes one input and two results (count, coordinates)"
+             : kind == Kind::kJoin  ? "join takes one input or more and one result"
+                                    : "split takes one input and one result or more") +
+            "; this call has " + std::to_string(ins) + " and " + std::to_string(outs));
+  std::vector<ffi::AnyBuffer> buffers;
+  for (size_t i = 0; i < ins; ++i) {
+    auto b = args.get<ffi::AnyBuffer>(i);
+    if (!b.has_value()) invalid("opendml.jax: input " + std::to_string(i) + " is not a buffer");
+    buffers.push_back(b.value());
+  }
+  for (size_t i = 0; i < outs; ++i) {
+    auto b = rets.get<ffi::AnyBuffer>(i);
+    if (!b.has_value()) invalid("opendml.jax: result " + std::to_string(i) + " is not a buffer");
+    buffers.push_back(*b.value());
+  }
+  if (kind == Kind::kNonzero && state.batched) {
+    const auto batch = buffers[0].dimensions();
+    if (batch.size() == 0) invalid("opendml.jax: a batched nonzero's x has no batch dimension");
+    for (size_t i = 1; i < buffers.size(); ++i) {
+      const auto dims = buffers[i].dimensions();
+      if (dims.size() == 0 || dims[0] != batch[0])
+        invalid("opendml.jax: a batched nonzero's results lead with x's batch of " + std::to_string(batch[0]) +
+                "; result " + std::to_string(i - 1) +
+                (dims.size() == 0 ? " has no dimensions" : " leads with " + std::to_string(dims[0])));
+    }
+  }
+  return buffers;
+}
+
 void compile(Kind kind, const State& state, Slot& slot, Place place, void* stream, const ffi::RemainingArgs& args,
              const ffi::RemainingRets& rets) {
-  std::vector<ffi::AnyBuffer> buffers;
-  for (size_t i = 0; i < inputs_of(kind, args); ++i) buffers.push_back(args.get<ffi::AnyBuffer>(i).value());
-  for (size_t i = 0; i < rets.size(); ++i) buffers.push_back(*rets.get<ffi::AnyBuffer>(i).value());
+  const std::vector<ffi::AnyBuffer> buffers = buffers_of(kind, state, args, rets);
   const int skip = kind == Kind::kNonzero && state.batched ? 1 : 0;
   slot.items = skip ? buffers[0].dimensions()[0] : 1;
   bool wide = false;

@@ -297,7 +297,7 @@ def test_errors():
         oj.split(x, [4], axis=1)
     with pytest.raises(opendml.Error, match="must be an integer or a sequence"):
         oj.split(x, 1.5, axis=1)
-    with pytest.raises(opendml.Error, match="must be integers"):
+    with pytest.raises(opendml.Error, match="must be concrete integers"):
         oj.split(x, [1.5], axis=1)
     with pytest.raises(opendml.Error, match="axis -3"):
         oj.split(x, 1, axis=-3)
@@ -313,6 +313,68 @@ def test_errors():
         jax.jit(oj.argwhere)(x)
     with pytest.raises(opendml.Error, match="DimensionCount is 9"):  # DirectML's limit, the library's message
         oj.nonzero(jnp.ones((1,) * 9, np.float32))
+
+
+def test_bad_arguments_are_errors_while_tracing():
+    """Arguments of the wrong kind or range raise opendml.Error, not a Python or NumPy error from
+    inside, nor a result: a negative size sliced rows from the end, a fill of 2^33 wrapped to 0."""
+    x = jnp.array([[0, 1, 0], [1, 1, 0]], np.int32)
+    for size, message in ((-1, "must not be negative"), (2.7, "size is a float"), ("2", "size is a str")):
+        with pytest.raises(opendml.Error, match=message):
+            oj.argwhere(x, size=size)
+    for fill in ((1, 2, 3), "a", 1.9, [[1, 2]]):
+        with pytest.raises(opendml.Error, match="must be an integer, or a sequence of 2 integers"):
+            oj.argwhere(x, size=4, fill_value=fill)
+    with pytest.raises(opendml.Error, match="does not fit in uint32"):
+        oj.nonzero(x, fill_value=2**33)
+    with pytest.raises(opendml.Error, match="does not fit in int32"):
+        oj.argwhere(x, size=4, fill_value=2**31)
+    with pytest.raises(opendml.Error, match="fill_value is traced"):
+        jax.jit(lambda x, f: oj.argwhere(x, size=5, fill_value=f))(x, 7)
+    with pytest.raises(opendml.Error, match="jax.vmap"):
+        jax.vmap(oj.argwhere)(x)
+    for axis in (1.0, None, "1"):
+        with pytest.raises(opendml.Error, match="axis is a"):
+            oj.concat([x, x], axis=axis)
+    with pytest.raises(opendml.Error, match="concrete integer"):
+        jax.jit(lambda x, n: oj.split(x, n))(jnp.arange(6), 2)
+    # Within range, the fill takes the index type's values; an unsigned one also takes -1 as its bits.
+    assert same_bits(oj.argwhere(x, size=5, fill_value=(7, -9)), jnp.argwhere(x, size=5, fill_value=(7, -9)))
+    assert int(oj.nonzero(x, fill_value=-1)[0][-1, 0]) == 0xFFFFFFFF
+    # A 0-d array is a number of sections, as for jnp.split.
+    y = jnp.arange(6)
+    for n in (np.array(3), jnp.array(2)):
+        assert all(same_bits(p, q) for p, q in zip(oj.split(y, n), jnp.split(y, int(n))))
+
+
+def test_sizes_past_what_the_handlers_take_fail_while_tracing():
+    """Shapes only (jax.eval_shape): argwhere's int32 coordinates end at 2^31 - 1 elements (it wrote
+    coordinates of -2^31 past them), and concat and split fold into three dimensions that must each
+    stay within DirectML's 32 bits (they failed only when run)."""
+    big = jax.ShapeDtypeStruct((2**31 + 1,), np.uint8)
+    with pytest.raises(opendml.Error, match="64-bit mode"):
+        jax.eval_shape(lambda a: oj.argwhere(a, size=3), big)
+    tall = jax.ShapeDtypeStruct((2**33, 2), np.uint8)
+    with pytest.raises(opendml.Error, match=r"opendml.jax.concat: the arrays, as .* = \(8589934592, 4, 1\)"):
+        jax.eval_shape(lambda a: oj.concat([a, a], axis=1), tall)
+    with pytest.raises(opendml.Error, match=r"opendml.jax.split: .*sizes\[0\] is 8589934592"):
+        jax.eval_shape(lambda a: oj.split(a, 2, axis=1), tall)
+    wide = jax.ShapeDtypeStruct((2**16, 2**17), np.uint8)  # 2^33 elements in dimensions of 32 bits: fine
+    assert jax.eval_shape(lambda a: oj.concat([a, a], axis=1), wide).shape == (2**16, 2**18)
+
+
+def test_the_handlers_check_what_a_direct_ffi_call_hands_them(put):
+    """The targets are registered by name, so anyone's jax.ffi.ffi_call reaches them: the wrong number
+    of buffers, or a batch the results do not share, is an error (it read past its buffers)."""
+    S, u8 = jax.ShapeDtypeStruct, np.int64(int(opendml.DataType.UINT8))
+    attrs = dict(dml_type=u8, axis=np.int64(1), fill=np.array([], np.int64))
+    with pytest.raises(Exception, match="nonzero takes one input and two results"):
+        jax.ffi.ffi_call("opendml_nonzero", [S((1,), np.uint32)])(put(np.ones(4, np.uint8)), batched=np.int64(0), **attrs)
+    with pytest.raises(Exception, match="results lead with x's batch of 2; result 1 leads with 1"):
+        jax.ffi.ffi_call("opendml_nonzero", [S((2, 1), np.uint32), S((1, 100, 1), np.uint32)])(
+            put(np.ones((2, 100), np.uint8)), batched=np.int64(1), **attrs)
+    with pytest.raises(Exception, match="join takes one input or more and one result"):
+        jax.ffi.ffi_call("opendml_join", [S((4,), np.uint8)])(batched=np.int64(0), **attrs)
 
 
 def test_a_build_without_jax_says_so(monkeypatch):
