@@ -16,6 +16,7 @@ default), which exchanges a small description of every rank's arguments so that 
 between ranks raises the same error on every rank instead of hanging a collective.
 """
 
+import functools
 import math
 import numbers
 from types import SimpleNamespace
@@ -72,6 +73,21 @@ def _parse(op, x, dim, group):
     return x, d, group if group is not None else dist.group.WORLD, None
 
 
+@functools.lru_cache(maxsize=64)
+def _check_kernel(kind: str, dtype: torch.dtype, ndim: int) -> None:
+    """The operation once on a tiny CPU tensor of this element type and rank: what the kernels take
+    (element types, DirectML's ranks), by the library's own rules, checked on every rank before any
+    collective. A rank whose piece is empty runs no kernel, so it would not raise where the others do
+    and would wait in the collective they never reach."""
+    t = torch.zeros((1,) * ndim, dtype=dtype)
+    if kind == "nonzero":
+        odt.nonzero(t)
+    elif kind == "join":
+        odt.join([t, t], 0) if ndim else None  # a 0-d input is join_shape's to refuse
+    elif ndim:
+        odt.split(torch.zeros((2,) + (1,) * (ndim - 1), dtype=dtype), [1, 1], 0)
+
+
 # Exceptions of one rank's arguments, raised on every rank after the exchange.
 _ERRORS = {"Error": opendml.Error, "UnsupportedError": opendml.UnsupportedError, "TypeError": TypeError}
 
@@ -89,6 +105,8 @@ def _arguments(op: str, xs, dim, group, validate: bool, args) -> _Args:
             raise opendml.Error(f"{op}: needs at least one input")
         if any(p[1:] != parsed[0][1:] for p in parsed):
             raise opendml.Error(f"{op}: the inputs must share their group, mesh and sharded dimension (all sharded along one, or all replicated)")
+        for t, *_ in parsed:
+            _check_kernel(args[0], t.dtype, t.dim())
     except (ValueError, TypeError, NotImplementedError) as e:
         if not validate:
             raise
@@ -98,7 +116,8 @@ def _arguments(op: str, xs, dim, group, validate: bool, args) -> _Args:
     else:
         d, mesh = None, None
         xs = xs if isinstance(xs, (list, tuple)) else []
-        g = next((x.device_mesh.get_group() for x in xs if DTensor is not None and isinstance(x, DTensor)), group or dist.group.WORLD)
+        g = next((x.device_mesh.get_group() for x in xs
+                  if DTensor is not None and isinstance(x, DTensor) and x.device_mesh.ndim == 1), group or dist.group.WORLD)
     rank, world = dist.get_rank(g), dist.get_world_size(g)
     locals_ = [p[0] for p in parsed]
     if not validate:
@@ -243,7 +262,10 @@ def join(inputs, axis: int = 0, *, dim: Optional[int] = None, group=None, replic
     if axis != d:
         if any(s != a.sizes[0] for s in a.sizes):
             raise opendml.Error(f"{op}: the inputs' shards along dimension {d} differ ({a.sizes}); a join along {axis} needs them alike")
-        return _result(a, odt.join(a.locals, axis), d, shape)
+        local = odt.join(a.locals, axis)
+        if replicated:  # the joined shards, gathered into the whole
+            return _result(a, _gather_whole(a, local, a.sizes[0], shape), None, shape)
+        return _result(a, local, d, shape)
     if replicated:
         return _result(a, _gather_join(a), None, shape)
     (piece,) = _redistribute(a, a.sizes, [chunk_sizes(shape[d], a.world)])
@@ -257,7 +279,9 @@ def split(x, sizes, axis: int = 0, *, dim: Optional[int] = None, group=None, val
     x). Along the sharded axis, every part is sharded by torch.chunk's rule, and the rows that
     belong to another rank move in one all-to-all."""
     op = "opendml.distributed.split"
-    a = _arguments(op, [x], dim, group, validate, ("split", sizes, axis))
+    # Sizes compare as lists of ints on every rank, whether a rank gave a tuple or NumPy integers.
+    described = [int(n) for n in sizes] if isinstance(sizes, (list, tuple)) and all(isinstance(n, numbers.Integral) for n in sizes) else sizes
+    a = _arguments(op, [x], dim, group, validate, ("split", described, axis))
     shape = a.shapes[0]
     axis = normalize_axis(op, axis, len(shape))
     if not isinstance(sizes, int) and not (isinstance(sizes, (list, tuple)) and all(isinstance(n, numbers.Integral) for n in sizes)):

@@ -100,6 +100,8 @@ def _check_columns(columns: Optional[int]) -> None:
 
 def _coordinates_shape(x: torch.Tensor, columns: Optional[int]) -> tuple:
     _check_columns(columns)
+    if x.dim() == 0 and columns:  # the array layer, which checks the others, never sees a scalar
+        raise opendml.Error(f"opendml.torch.nonzero: columns is {columns} but a 0-d x has no coordinates")
     return (x.numel(), x.dim() if columns is None else columns)
 
 

@@ -338,8 +338,9 @@ def case_join():
             got = odd.join([_shard(x, d) for x in xs], axis, dim=d)
             _equal(_gathered(got, d), want)
             _equal(got, _shard(want, d).cpu())  # sharded as torch.chunk cuts the result
-            if axis == d:
-                _equal(odd.join([_shard(x, d) for x in xs], axis, dim=d, replicated=True), want)
+            # The whole result on every rank, along the sharded axis or another (which returned
+            # the local piece, replicated=True notwithstanding).
+            _equal(odd.join([_shard(x, d) for x in xs], axis, dim=d, replicated=True), want)
 
 
 def case_split():
@@ -466,8 +467,8 @@ def case_mismatches_raise_on_every_rank():
     rank, dev = dist.get_rank(), _device()
     last = dist.get_world_size() - 1
     x = torch.ones(4, 3, device=dev)
-    with pytest.raises(opendml.Error, match=r"input 0 is torch.float64 \[4, 3\] on \w+ on rank %d but torch.float32" % last):
-        odd.nonzero(x.double() if rank == last else x, dim=0)
+    with pytest.raises(opendml.Error, match=r"input 0 is torch.float16 \[4, 3\] on \w+ on rank %d but torch.float32" % last):
+        odd.nonzero(x.half() if rank == last else x, dim=0)
     with pytest.raises(opendml.Error, match="sharded along"):
         odd.nonzero(x, dim=1 if rank == last else 0)
     with pytest.raises(opendml.Error, match="except along the sharded dimension 0"):
@@ -490,6 +491,31 @@ def case_mismatches_raise_on_every_rank():
         odd.split(x, "ab", 0, dim=0)
     with pytest.raises(opendml.Error, match="disagree on the arguments: rank 0 has .*, rank %d has .*object" % last):
         odd.split(x, object() if rank == last else [4], 0, dim=0)
+    # What the kernels do not take raises on every rank, also on ranks whose piece is empty and
+    # run no kernel (which waited in the collective while the others raised).
+    mine = 4 if rank == 0 else 0
+    with pytest.raises(opendml.UnsupportedError, match="DataType is FLOAT64"):
+        odd.nonzero(torch.ones(mine, 3, dtype=torch.float64, device=dev), dim=0)
+    with pytest.raises(opendml.UnsupportedError, match="complex128"):
+        odd.join([torch.ones(mine, 3, dtype=torch.complex128, device=dev)] * 2, 0, dim=0)
+    with pytest.raises(opendml.UnsupportedError, match="complex128"):
+        odd.split(torch.ones(mine, 3, dtype=torch.complex128, device=dev), [1, 2], 1, dim=0)
+    with pytest.raises(opendml.Error, match="DimensionCount is 9"):
+        odd.nonzero(torch.ones((mine,) + (1,) * 8, device=dev), dim=0)
+    for validate in (True, False):
+        with pytest.raises(opendml.UnsupportedError, match="DataType is FLOAT64"):
+            odd.nonzero(torch.ones(mine, 3, dtype=torch.float64, device=dev), dim=0, validate=validate)
+    with pytest.raises(opendml.Error, match="axis is a float"):
+        odd.nonzero(x, dim=1.0)
+    with pytest.raises(opendml.Error, match="count is 0"):
+        odd.chunk_sizes(5, 0)
+    # Sizes that are the same numbers compare equal, as a tuple or a list, as ints or NumPy's.
+    import numpy as np
+
+    world = dist.get_world_size()
+    sizes = (1, 4 * world - 1)
+    parts = odd.split(x, sizes if rank == last else [np.int64(sizes[0]), sizes[1]], 0, dim=0)
+    assert [p.shape[0] for p in parts] == [odd.chunk_sizes(n, world)[rank] for n in sizes]
     # The world still works: nothing was left hanging.
     coords, total = odd.nonzero(x, dim=0, gather=True)
     assert int(total) == x.numel() * dist.get_world_size()

@@ -219,3 +219,28 @@ def test_a_graph_of_several_nodes():
         rep.run([x.astype(np.int32)])
     with pytest.raises(opendml.Error, match=r"no value for the model inputs \['x'\]"):
         rep.run({"y": x})
+    # The declared shape, as ONNX Runtime checks it (this model declares [2, 6]).
+    for bad in (x.reshape(12), x.reshape(3, 4)):
+        with pytest.raises(opendml.Error, match=r"input 'x' has shape \[.*\] but the model declares \[2, 6\]"):
+            rep.run([bad])
+
+
+def test_what_onnx_runtime_refuses_or_takes_at_the_edges():
+    x = np.arange(10, dtype=np.float32).reshape(2, 5)
+    # Opset 18's num_outputs gives parts of ceil(size / n) with only the last smaller: 5 in 4 parts
+    # would be 2, 2, 1, 0 (ONNX Runtime: "negative final split"); 6 in 4 is 2, 2, 2, 0.
+    with pytest.raises(opendml.Error, match="num_outputs 4 does not cut an axis of 5"):
+        backend.run_node(node("Split", ["x"], list("abcd"), axis=1, num_outputs=4), [x], opset_version=18)
+    parts = backend.run_node(node("Split", ["x"], list("abcd"), axis=1, num_outputs=4), [np.ones((2, 6))], opset_version=18)
+    assert [p.shape[1] for p in parts] == [2, 2, 2, 0]
+    with pytest.raises(opendml.Error, match="not both"):
+        backend.run_node(node("Split", ["x", "s"], ["a", "b"], axis=1, num_outputs=2), [x, np.array([2, 3])], opset_version=18)
+    # Concat's axis was optional before opset 4, with 1 as its default.
+    (y,) = backend.run_node(node("Concat", ["a", "b"], ["y"]), [x, x], opset_version=1)
+    assert np.array_equal(y, np.concatenate([x, x], 1))
+    # A reversed view (negative strides) is taken as it is (a copy), as ONNX Runtime takes it.
+    mask = np.eye(3, dtype=bool)[:, ::-1]
+    (where,) = backend.run_node(node("NonZero", ["x"], ["y"]), [mask])
+    assert np.array_equal(where, np.argwhere(mask).T)
+    with pytest.raises(opendml.Error, match="inputs are missing values"):
+        backend.run_node(node("NonZero", ["x"], ["y"]), [None])

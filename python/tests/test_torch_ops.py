@@ -65,6 +65,14 @@ def test_nonzero_of_scalars_and_empty_tensors():
         assert coords.shape == (1, 0) and int(count) == len(torch.nonzero(torch.tensor(value)))
     coords, count = odt.nonzero(torch.ones(3, 0, 2))
     assert coords.shape == (0, 3) and int(count) == 0
+    # A scalar has no coordinates to report: columns past 0 are an error (they came back as
+    # uninitialised memory), in eager calls and in the fake implementation alike.
+    for x in (torch.tensor(0.0), torch.tensor(3.0)):
+        with pytest.raises(opendml.Error, match="a 0-d x has no coordinates"):
+            odt.nonzero(x, columns=2, fill_value=-1)
+        with pytest.raises(opendml.Error, match="a 0-d x has no coordinates"):
+            torch.ops.opendml.nonzero_coordinates(x.to("meta"), 1)
+    assert odt.nonzero(torch.tensor(3.0), columns=0)[0].shape == (1, 0)
 
 
 @pytest.mark.parametrize("columns", [-1, 0, 3])

@@ -24,6 +24,8 @@ def _split_sizes(node: onnx.NodeProto, inputs: list, opset: int, axis_size: int)
         given = [int(s) for s in np.asarray(inputs[1]).reshape(-1)]
     elif "split" in attrs:  # before opset 13: the 'split' attribute
         given = list(attrs["split"])
+    if given is not None and "num_outputs" in attrs:
+        raise opendml.Error("opendml.onnx: Split takes the 'split' input or the 'num_outputs' attribute, not both")
     if given is not None:
         if len(given) != count:
             raise opendml.Error(f"opendml.onnx: Split: 'split' has {len(given)} sizes but the node has {count} outputs")
@@ -34,7 +36,11 @@ def _split_sizes(node: onnx.NodeProto, inputs: list, opset: int, axis_size: int)
         count = attrs["num_outputs"]
         if count != len(node.output):
             raise opendml.Error(f"opendml.onnx: Split: num_outputs is {count} but the node has {len(node.output)} outputs")
-        return chunk_sizes(axis_size, count)  # parts of ceil(size / count); the last ones take what is left
+        sizes = chunk_sizes(axis_size, count)  # parts of ceil(size / count), the last one smaller
+        if count > 1 and sizes[-2] < sizes[0]:  # more than the last smaller: 5 in 4 parts would be 2, 2, 1, 0
+            raise opendml.Error(f"opendml.onnx: Split: num_outputs {count} does not cut an axis of {axis_size} into "
+                                f"parts of {sizes[0]} with only the last one smaller")
+        return sizes
     return equal_parts("opendml.onnx: Split", axis_size, count)
 
 
@@ -47,10 +53,12 @@ def run_operator(node: onnx.NodeProto, inputs: list, opset: int) -> list:
     """The outputs of one NonZero, Concat or Split node; absent optional inputs are None."""
     check_operator(node)
     attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    if any(x is None for x in inputs[:1]) or (node.op_type == "Concat" and any(x is None for x in inputs)):
+        raise opendml.Error(f"opendml.onnx: the {node.op_type} node's inputs are missing values")
     if node.op_type == "NonZero":
         return [ops.nonzero(inputs[0])]
     if node.op_type == "Concat":
-        return [ops.concat(inputs, attrs["axis"])]  # required: onnx.checker saw it
+        return [ops.concat(inputs, attrs.get("axis", 1))]  # optional before opset 4, where it defaults to 1
     x = np.asarray(inputs[0])
     axis = attrs.get("axis", 0)
     axis_size = x.shape[normalize_axis("opendml.onnx: Split", axis, x.ndim)]
@@ -74,6 +82,9 @@ class OpenDMLBackendRep(base.BackendRep):
         self._constants = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
         self._inputs = [i.name for i in graph.input if i.name not in self._constants]
         self._types = {i.name: i.type.tensor_type.elem_type for i in graph.input}
+        # Declared shapes: a dimension's size, or None where it is symbolic; None for no shape at all.
+        self._shapes = {i.name: [d.dim_value if d.HasField("dim_value") else None for d in i.type.tensor_type.shape.dim]
+                        if i.type.tensor_type.HasField("shape") else None for i in graph.input}
         self._outputs = [o.name for o in graph.output]
 
     def run(self, inputs, **kwargs):
@@ -93,6 +104,10 @@ class OpenDMLBackendRep(base.BackendRep):
             declared, given = TensorProto.DataType.Name(self._types[name]), ops.type_name(values[name])
             if self._types[name] and declared != given:
                 raise opendml.Error(f"opendml.onnx: input '{name}' is {given} but the model declares {declared}")
+            dims, shape = self._shapes[name], values[name].shape
+            if dims is not None and (len(dims) != len(shape) or any(d is not None and d != n for d, n in zip(dims, shape))):
+                raise opendml.Error(f"opendml.onnx: input '{name}' has shape {list(shape)} but the model declares "
+                                    f"{['?' if d is None else d for d in dims]}")
         # ONNX keeps the nodes of a graph in topological order.
         for node in self._nodes:
             results = run_operator(node, [values[n] if n else None for n in node.input], self._opset)

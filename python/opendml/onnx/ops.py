@@ -85,6 +85,8 @@ def nonzero(x: np.ndarray) -> np.ndarray:
     _check_type("NonZero", x, NONZERO_UNSUPPORTED)
     if x.ndim > _MAX_RANK:
         raise opendml.UnsupportedError(f"opendml.onnx: NonZero of rank {x.ndim}: NONZERO_COORDINATES takes at most 8 dimensions")
+    if any(stride < 0 for stride in x.strides):  # a reversed view: DirectML's strides are unsigned
+        x = np.ascontiguousarray(x)
     view = x.view(ZERO_TEST_AS.get(x.dtype.name, x.dtype)).reshape(x.shape or (1,))
     # int64, as ONNX asks, through opendml's 64-bit indices extension (which also takes inputs past
     # 2^32 - 1 elements).
