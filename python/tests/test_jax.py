@@ -365,16 +365,18 @@ def test_sizes_past_what_the_handlers_take_fail_while_tracing():
 
 def test_the_handlers_check_what_a_direct_ffi_call_hands_them(put):
     """The targets are registered by name, so anyone's jax.ffi.ffi_call reaches them: the wrong number
-    of buffers, or a batch the results do not share, is an error (it read past its buffers)."""
+    of buffers, or a batch the results do not share, is an error (it read past its buffers). On CUDA
+    the error comes with the results, so each call is waited for."""
     S, u8 = jax.ShapeDtypeStruct, np.int64(int(opendml.DataType.UINT8))
     attrs = dict(dml_type=u8, axis=np.int64(1), fill=np.array([], np.int64))
     with pytest.raises(Exception, match="nonzero takes one input and two results"):
-        jax.ffi.ffi_call("opendml_nonzero", [S((1,), np.uint32)])(put(np.ones(4, np.uint8)), batched=np.int64(0), **attrs)
+        jax.block_until_ready(jax.ffi.ffi_call("opendml_nonzero", [S((1,), np.uint32)])(
+            put(np.ones(4, np.uint8)), batched=np.int64(0), **attrs))
     with pytest.raises(Exception, match="results lead with x's batch of 2; result 1 leads with 1"):
-        jax.ffi.ffi_call("opendml_nonzero", [S((2, 1), np.uint32), S((1, 100, 1), np.uint32)])(
-            put(np.ones((2, 100), np.uint8)), batched=np.int64(1), **attrs)
+        jax.block_until_ready(jax.ffi.ffi_call("opendml_nonzero", [S((2, 1), np.uint32), S((1, 100, 1), np.uint32)])(
+            put(np.ones((2, 100), np.uint8)), batched=np.int64(1), **attrs))
     with pytest.raises(Exception, match="join takes one input or more and one result"):
-        jax.ffi.ffi_call("opendml_join", [S((4,), np.uint8)])(batched=np.int64(0), **attrs)
+        jax.block_until_ready(jax.ffi.ffi_call("opendml_join", [S((4,), np.uint8)])(batched=np.int64(0), **attrs))
 
 
 def test_a_build_without_jax_says_so(monkeypatch):
