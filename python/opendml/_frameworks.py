@@ -6,11 +6,13 @@ keeps the answer. An adapter has:
                                    name ("uint32", "int64", "uint64", "uint8")
   current_stream(like, device)     the cudaStream_t (an int) the library runs on for that device
   synchronize                      True where the library cannot order its own work after ours
+  immutable                        True where the library's arrays must not be written (out= refused)
 """
 
 
 class _NumPy:
     synchronize = False
+    immutable = False
 
     def __init__(self):
         import numpy
@@ -36,6 +38,7 @@ def _torch_alloc(version):
 
 class _Torch:
     synchronize = False
+    immutable = False
 
     def __init__(self):
         import torch
@@ -47,6 +50,9 @@ class _Torch:
         self.dtypes = {name: getattr(torch, name) for name in ("uint32", "int64", "uint64", "uint8")}
         self.raw_current_stream = torch._C._cuda_getCurrentRawStream if torch.cuda.is_available() else None
         self.to_dlpack = torch.utils.dlpack.to_dlpack
+        # What torch's own in-place operations do to a tensor they write, so that autograd sees an out=
+        # tensor saved for a backward pass change (torch.autograd.graph.increment_version's C function).
+        self.increment_version = getattr(torch._C, "_increment_version", None)
         self.tensor_type = torch.Tensor  # whose __dlpack_c_exchange_api__, where PyTorch has one, the extension uses
         self.fast_empty = _torch_alloc(torch.__version__)
 
@@ -60,6 +66,7 @@ class _Torch:
 
 class _CuPy:
     synchronize = False
+    immutable = False
 
     def __init__(self):
         import cupy
@@ -79,6 +86,7 @@ class _Jax:
     # JAX has no current stream to join and no way to order its streams after a foreign one, so on
     # CUDA the work runs on the default stream and the host waits for it before JAX reads results.
     synchronize = True
+    immutable = True  # results are fresh buffers the array layer fills; out= would change a JAX array
 
     def __init__(self):
         import jax.numpy as jnp
@@ -98,6 +106,7 @@ class _Other:
     CPU; on CUDA the caller passes out=."""
 
     synchronize = False
+    immutable = False
 
     def __init__(self, name):
         self._name = name

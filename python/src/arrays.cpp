@@ -297,6 +297,7 @@ Spec coords_spec(const Borrowed& c, bool transposed, const Borrowed& x, const Na
     Borrowed rows;  // the same memory, described with the rows in two dimensions
     rows.data = c.data;
     rows.type = c.type;
+    rows.code = c.code;
     rows.element_bytes = c.element_bytes;
     rows.ndim = 3;
     const int64_t shape[3] = {outer, inner, c.shape[column]},
@@ -332,15 +333,20 @@ void column_values(Call& call, nb::handle arg, int64_t n, const char* name, bool
     const bool is_signed = nb::try_cast<int64_t>(i, s, false);
     values.push_back(convert(i, s, is_signed));
   };
-  if (scalar && PyIndex_Check(arg.ptr()) && !PySequence_Check(arg.ptr())) {
+  // A sequence has a length; a 0-d array passes for a sequence but has none, and is one integer.
+  Py_ssize_t length = PySequence_Check(arg.ptr()) ? PyObject_Length(arg.ptr()) : -1;
+  if (length < 0) PyErr_Clear();
+  if (scalar && PyIndex_Check(arg.ptr()) && length < 0) {
     for (int64_t j = 0; j < n; ++j) one(arg);
     return;
   }
-  const nb::sequence seq = sequence(arg, what);
-  if (int64_t(nb::len(seq)) != n)
-    invalid(what + " has " + std::to_string(nb::len(seq)) + " values; it needs one per coordinate column (" +
+  if (length < 0)
+    invalid(what + " is a " + nb::type_name(arg.type()).c_str() + "; it must be a sequence (a list or tuple)" +
+            (scalar ? " or an integer" : ""));
+  if (int64_t(length) != n)
+    invalid(what + " has " + std::to_string(length) + " values; it needs one per coordinate column (" +
             std::to_string(n) + ")");
-  for (nb::handle v : seq) one(v);
+  for (nb::handle v : nb::borrow<nb::sequence>(arg)) one(v);
 }
 
 nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed, const std::string& index_dtype,
@@ -355,8 +361,9 @@ nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed,
     invalid("nonzero: columns is " + std::to_string(n) + "; coordinates have 1 to x.ndim (" +
             std::to_string(input.ndim) + ") columns");
   uint32_t extensions = wide_index || beyond_32_bits(input) ? ODML_EXTENSION_64BIT_INDICES : 0;
-  // Coordinate offsets (opendml's extension): a non-negative integer per column.
-  thread_local std::vector<uint64_t> offsets, fill;
+  // Coordinate offsets (opendml's extension): a non-negative integer per column. Not thread_local:
+  // reading them calls each value's __index__, which may call nonzero again on this thread.
+  std::vector<uint64_t> offsets, fill;
   column_values(call, offsets_arg, n, "offsets", false, offsets,
                 [](nb::handle v, int64_t s, bool is_signed) -> uint64_t {
                   if (!is_signed || s < 0)
@@ -398,8 +405,16 @@ nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed,
   if (c.ndim != 2)
     invalid("nonzero: coords has " + std::to_string(c.ndim) + " dimensions; it must be 2-D, (x.size, columns)" +
             (transposed ? " transposed" : ""));
-  if (m == 0) {  // no coordinates to write, and DirectML has no empty tensors
+  if (m == 0) {  // no coordinates to write, and DirectML has no empty tensors: the checks the library would make
     if (k.size() != 1) invalid("nonzero: count has " + std::to_string(k.size()) + " elements; it must have one");
+    const bool index_type = k.type == DML_TENSOR_DATA_TYPE_UINT32 || k.type == DML_TENSOR_DATA_TYPE_INT64 ||
+                            k.type == DML_TENSOR_DATA_TYPE_UINT64;
+    if (!index_type || c.type != k.type || c.code != k.code)
+      invalid("nonzero: coords is " + c.type_name() + " and count " + k.type_name() +
+              "; both must be uint32, int64 or uint64, of one type");
+    if (c.shape[transposed ? 0 : 1] != n)
+      invalid("nonzero: coords has shape " + shape_string(shape_of(c)) + "; it must have " + std::to_string(n) +
+              " columns");
     zero(call, k.data, k.element_bytes);
     return nb::make_tuple(coords, count);
   }
@@ -429,12 +444,14 @@ void check_pieces(Call& call, std::span<const Borrowed> pieces, const char* name
                   uint32_t axis) {
   for (size_t i = 0; i < pieces.size(); ++i) {
     const Borrowed& p = pieces[i];
-    bool same = p.ndim == whole.ndim && p.type == whole.type;
+    // The element types themselves, not only their DirectML types: bool and uint8 share one, and
+    // joining them would give one the other's bytes unconverted.
+    bool same = p.ndim == whole.ndim && p.type == whole.type && p.code == whole.code;
     for (int d = 0; same && d < p.ndim; ++d) same = d == int(axis) || p.shape[d] == whole.shape[d];
     if (!same)
-      invalid(Name{call.prefix, name, int(i)} + " has shape " + shape_string(shape_of(p)) + " and DirectML type " +
-              odml_data_type_name(p.type) + " but the whole has shape " + shape_string(shape_of(whole)) + " and type " +
-              odml_data_type_name(whole.type) + "; every dimension other than axis " + std::to_string(axis) +
+      invalid(Name{call.prefix, name, int(i)} + " has shape " + shape_string(shape_of(p)) + " and element type " +
+              p.type_name() + " but the whole has shape " + shape_string(shape_of(whole)) + " and type " +
+              whole.type_name() + "; every dimension other than axis " + std::to_string(axis) +
               " and the type must match");
   }
 }
@@ -530,7 +547,7 @@ nb::list split(nb::handle x, nb::handle sizes, int64_t axis, nb::handle out, nb:
               std::to_string(length));
   }
 
-  const uint32_t extensions = beyond_32_bits(input) ? ODML_EXTENSION_64BIT_INDICES : 0;
+  uint32_t extensions = beyond_32_bits(input) ? ODML_EXTENSION_64BIT_INDICES : 0;
   nb::list parts;
   if (out.is_none()) {
     int64_t shape[kMaxDims];
@@ -551,6 +568,7 @@ nb::list split(nb::handle x, nb::handle sizes, int64_t axis, nb::handle out, nb:
     if (outs[i].ndim == input.ndim && outs[i].shape[a] != sections[i])
       invalid("split: out[" + std::to_string(i) + "] is " + std::to_string(outs[i].shape[a]) + " long along axis " +
               std::to_string(a) + " but its section is " + std::to_string(sections[i]));
+    extensions |= beyond_32_bits(outs[i]) ? ODML_EXTENSION_64BIT_INDICES : 0;  // as concat's out=
   }
   check_pieces(call, outs.all(), "out", input, a);
   if (input.size() == 0) return parts;

@@ -48,21 +48,27 @@ class Borrows {
 // Bindings in their order, in place for a few.
 using Regions = Few<odml_buffer_binding, 4>;
 
-// One binding: None (unbound), (address, bytes), or an array on the operator's device.
-odml_buffer_binding region_of(nb::handle obj, const Name& what, const Target& target, Borrows& borrowed) {
+// One binding: None (unbound), (address, bytes), or a C-contiguous array on the operator's device,
+// which must be writable where the operator writes it (outputs, temporary and persistent regions): a
+// region is the bytes from the array's first element on, so a strided view would hand it memory the
+// view does not cover.
+odml_buffer_binding region_of(nb::handle obj, const Name& what, const Target& target, Borrows& borrowed,
+                              bool writable) {
   if (obj.is_none()) return {};
   if (nb::isinstance<nb::tuple>(obj)) {
     const auto t = nb::cast<nb::tuple>(obj);
     if (t.size() != 2) invalid(what + " is a tuple of " + std::to_string(t.size()) + "; a region is (address, bytes)");
     return {reinterpret_cast<void*>(nb::cast<uintptr_t>(t[0])), nb::cast<uint64_t>(t[1])};
   }
-  const Borrowed& b = borrowed.add(take(obj, what, target, false));
+  const Borrowed& b = borrowed.add(take(obj, what, target, writable));
+  if (!b.contiguous()) invalid(what + " is a strided view; a region is a C-contiguous array, or (address, bytes)");
   return {b.data, b.extent_bytes()};
 }
 
-Regions regions_of(const std::vector<nb::object>& objs, const char* what, const Target& target, Borrows& borrowed) {
+Regions regions_of(const std::vector<nb::object>& objs, const char* what, const Target& target, Borrows& borrowed,
+                   bool writable) {
   Regions out(objs.size());
-  for (size_t i = 0; i < objs.size(); ++i) out[i] = region_of(objs[i], {"", what, int(i)}, target, borrowed);
+  for (size_t i = 0; i < objs.size(); ++i) out[i] = region_of(objs[i], {"", what, int(i)}, target, borrowed, writable);
   return out;
 }
 
@@ -72,13 +78,13 @@ void initialize(PyCompiled& c, std::optional<std::vector<nb::object>> inputs, nb
   void* s = reinterpret_cast<void*>(target.stream);
   if (!inputs && persistent.is_none()) return c.op.initialize(s);
   Borrows borrowed((inputs ? inputs->size() : 0) + 1);
-  Regions in = inputs ? regions_of(*inputs, "inputs", target, borrowed) : Regions(0);
+  Regions in = inputs ? regions_of(*inputs, "inputs", target, borrowed, false) : Regions(0);
   c.op.initialize(odml_bindings{in.data(),
                                 static_cast<uint32_t>(in.size()),
                                 nullptr,
                                 0,
                                 {},
-                                region_of(persistent, {"", "persistent"}, target, borrowed)},
+                                region_of(persistent, {"", "persistent"}, target, borrowed, true)},
                   s);
 }
 
@@ -86,12 +92,13 @@ void execute(const PyCompiled& c, const std::vector<nb::object>& inputs, const s
              nb::handle temporary, nb::handle persistent, nb::handle stream_obj) {
   const Target target{c.place, stream_handle(stream_obj)};
   Borrows borrowed(inputs.size() + outputs.size() + 2);
-  Regions in = regions_of(inputs, "inputs", target, borrowed), out = regions_of(outputs, "outputs", target, borrowed);
+  Regions in = regions_of(inputs, "inputs", target, borrowed, false);
+  Regions out = regions_of(outputs, "outputs", target, borrowed, true);
   // Regions left unbound are the ones initialize() kept (CompiledOperator::execute).
   const odml_buffer_binding t =
-      temporary.is_none() ? odml_buffer_binding{} : region_of(temporary, {"", "temporary"}, target, borrowed);
+      temporary.is_none() ? odml_buffer_binding{} : region_of(temporary, {"", "temporary"}, target, borrowed, true);
   const odml_buffer_binding p =
-      persistent.is_none() ? odml_buffer_binding{} : region_of(persistent, {"", "persistent"}, target, borrowed);
+      persistent.is_none() ? odml_buffer_binding{} : region_of(persistent, {"", "persistent"}, target, borrowed, true);
   c.op.execute(
       odml_bindings{in.data(), static_cast<uint32_t>(in.size()), out.data(), static_cast<uint32_t>(out.size()), t, p},
       reinterpret_cast<void*>(target.stream));

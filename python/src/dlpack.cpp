@@ -64,6 +64,7 @@ std::string dl_type_name(uint8_t code, uint8_t bits, uint16_t lanes) {
 
 void set_type(Borrowed& b, uint8_t code, uint8_t bits, uint16_t lanes, const Name& what) {
   b.type = dml_type(code, bits, lanes);
+  b.code = code;
   if (b.type == DML_TENSOR_DATA_TYPE_UNKNOWN)
     unsupported(what + " has element type " + dl_type_name(code, bits, lanes) + ", which has no DirectML data type");
   b.element_bytes = bits / 8;
@@ -71,9 +72,13 @@ void set_type(Borrowed& b, uint8_t code, uint8_t bits, uint16_t lanes, const Nam
 
 void set_layout(Borrowed& b, int ndim, const int64_t* shape, const int64_t* strides, const Name& what) {
   if (ndim > kMaxDims) invalid(what + " has " + std::to_string(ndim) + " dimensions; DirectML tensors have at most 8");
+  if (ndim < 0) invalid(what + " says it has " + std::to_string(ndim) + " dimensions");
+  if (ndim > 0 && shape == nullptr) invalid(what + " has no shape");
   b.ndim = ndim;
   int64_t packed = 1;
   for (int d = ndim - 1; d >= 0; --d) {
+    if (shape[d] < 0)
+      invalid(what + " has a size of " + std::to_string(shape[d]) + " in dimension " + std::to_string(d));
     b.shape[d] = shape[d];
     b.strides[d] = strides ? strides[d] : packed;
     packed *= shape[d];
@@ -217,6 +222,7 @@ Borrowed& Borrowed::operator=(Borrowed&& other) noexcept {
     place = other.place;
     type = other.type;
     element_bytes = other.element_bytes;
+    code = other.code;
     ndim = other.ndim;
     std::copy(other.shape, other.shape + ndim, shape);
     std::copy(other.strides, other.strides + ndim, strides);
@@ -233,6 +239,8 @@ void Borrowed::release() {
   release_ = nullptr;
   managed_ = nullptr;
 }
+
+std::string Borrowed::type_name() const { return dl_type_name(code, static_cast<uint8_t>(element_bytes * 8), 1); }
 
 bool Borrowed::contiguous() const {
   int64_t packed = 1;
@@ -305,6 +313,9 @@ void borrow_capsule(nb::handle capsule, const Name& what, bool writable, Borrowe
     };
     t = &m->dl_tensor;
     flags = m->flags;
+    if (m->version.major != 1)  // DLPack: a consumer must not read a major version it does not know
+      unsupported(what + " came as DLPack " + std::to_string(m->version.major) + "." +
+                  std::to_string(m->version.minor) + "; opendml reads DLPack 1.x");
   } else if (PyCapsule_IsValid(cap, "dltensor")) {
     auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap, "dltensor"));
     PyCapsule_SetName(cap, "used_dltensor");

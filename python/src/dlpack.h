@@ -97,6 +97,7 @@ class Borrowed {
   std::byte* data = nullptr;
   Place place;
   DML_TENSOR_DATA_TYPE type = DML_TENSOR_DATA_TYPE_UNKNOWN;
+  uint8_t code = 0;  // DLPack's type code: bool and uint8, bfloat16 and float16 share a DirectML type
   uint32_t element_bytes = 0;
   int ndim = 0;
   // Only the first ndim entries are set: left uninitialized, since a call makes several Borrowed.
@@ -108,6 +109,8 @@ class Borrowed {
     for (int d = 0; d < ndim; ++d) n *= shape[d];
     return n;
   }
+  // The element type in DLPack's words ("bool8", "bfloat16", "float32", ...).
+  std::string type_name() const;
   // Packed row-major (dimensions of size 1 may have any stride).
   bool contiguous() const;
   // Bytes from the first element to one past the last, as a binding region must cover.

@@ -52,11 +52,14 @@ const Framework& framework_for(nb::handle array) {
     Framework f;
     f.adapter = (*framework_of)(nb::handle(reinterpret_cast<PyObject*>(type)));
     f.synchronize = nb::cast<bool>(f.adapter.attr("synchronize"));
+    f.immutable = nb::cast<bool>(f.adapter.attr("immutable"));
     if (nb::hasattr(f.adapter, "to_dlpack")) {
       f.torch_to_dlpack = f.adapter.attr("to_dlpack");
       for (auto [name, dtype] : nb::cast<nb::dict>(f.adapter.attr("dtypes")))
         f.torch_dtypes[nb::cast<std::string>(name)] = nb::borrow(dtype);
       if (!f.adapter.attr("raw_current_stream").is_none()) f.torch_raw_stream = f.adapter.attr("raw_current_stream");
+      if (!f.adapter.attr("increment_version").is_none())
+        f.torch_increment_version = f.adapter.attr("increment_version");
       // Only for torch.Tensor itself: a subclass may publish a table of its own (a read-only one,
       // say), and its new_empty may make tensors of its own type.
       if (f.adapter.attr("tensor_type").ptr() == reinterpret_cast<PyObject*>(type)) {
@@ -127,6 +130,7 @@ intptr_t Framework::current_stream(nb::handle like, int device) const {
 Borrowed take_torch(const Framework& f, nb::handle array, const Name& what, std::optional<Place> place, bool writable,
                     bool fresh) {
   static PyObject* const requires_grad = PyUnicode_InternFromString("requires_grad");
+  static PyObject* const is_neg = PyUnicode_InternFromString("is_neg");
   Borrowed b;
   DLTensor view;
   if (f.exchange && f.exchange->dltensor_from_py_object_no_sync(array.ptr(), &view) == 0 && on_cpu_or_cuda(view)) {
@@ -143,8 +147,17 @@ Borrowed take_torch(const Framework& f, nb::handle array, const Name& what, std:
   }
   if (place && !(b.place == *place))
     invalid(what + " is on " + b.place.name() + " but the work runs on " + place->name());
-  if (writable && !fresh && PyObject_IsTrue(checked(PyObject_GetAttr(array.ptr(), requires_grad)).ptr()) == 1)
-    invalid(what + " requires grad; opendml cannot write into it (pass a tensor that does not, or detach it)");
+  // A lazily negated view (Tensor.is_neg(): the imaginary part of a conjugated tensor, say) hands over
+  // the bits of the values it negates; DLPack has no flag for it. (Conjugated views are complex, a
+  // type the array layer does not take.)
+  if (PyObject_IsTrue(checked(PyObject_CallMethodNoArgs(array.ptr(), is_neg)).ptr()) == 1)
+    invalid(what + " is a lazily negated view (Tensor.is_neg()); pass tensor.resolve_neg()");
+  if (writable && !fresh) {
+    if (PyObject_IsTrue(checked(PyObject_GetAttr(array.ptr(), requires_grad)).ptr()) == 1)
+      invalid(what + " requires grad; opendml cannot write into it (pass a tensor that does not, or detach it)");
+    // As torch's in-place operations do: autograd then refuses a backward pass that saved the tensor.
+    if (f.torch_increment_version.is_valid()) f.torch_increment_version(nb::make_tuple(array));
+  }
   return b;
 }
 
@@ -163,6 +176,10 @@ bool Target::no_handshake(const Framework& f, nb::handle array) const {
 
 Borrowed take(nb::handle array, const Name& what, const Target& target, bool writable, bool fresh) {
   const Framework& f = framework_for(array);
+  if (writable && !fresh && f.immutable)
+    invalid(what +
+            " is an array of a library whose arrays are immutable (JAX); leave out= out for a new one, or "
+            "pass a NumPy, PyTorch or CuPy array");
   if (f.is_torch() && target.no_handshake(f, array)) return take_torch(f, array, what, target.place, writable, fresh);
   const Place p = place_of_array(array, what);
   if (!(p == target.place)) invalid(what + " is on " + p.name() + " but the work runs on " + target.place.name());

@@ -14,12 +14,14 @@ namespace opendml::python {
 struct Framework {
   nb::object adapter;
   bool synchronize = false;  // the library cannot order its streams after ours (JAX)
+  bool immutable = false;    // its arrays must not be written: out= is refused (JAX)
   // PyTorch's, called from here rather than through the adapter's Python code, since every call
   // takes this path: torch.utils.dlpack.to_dlpack (a C function, where Tensor.__dlpack__ is Python),
   // dtype names -> torch.dtype, and torch._C._cuda_getCurrentRawStream.
   nb::object torch_to_dlpack;
   std::unordered_map<std::string, nb::object> torch_dtypes;
   nb::object torch_raw_stream;
+  nb::object torch_increment_version;  // torch._C._increment_version, for out= tensors; None where absent
   // PyTorch's DLPack C exchange API (PyTorch 2.10 and later), for arrays of exactly torch.Tensor's
   // type: a tensor's DLTensor and the current stream in one C call each, with no capsule to make
   // and release. Null where the library has none (then the functions above serve).

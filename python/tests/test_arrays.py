@@ -597,3 +597,119 @@ def test_unsupported_cases_raise_not_implemented():
 
     raises(opendml.UnsupportedError, "not a multiple of its element size", opendml.concat,
            [np.zeros(9, np.uint8)[1:].view(np.uint16)])
+
+
+class _Capsule:
+    """An array that hands over a DLPack 1.x capsule of its own making (ctypes), to say what a
+    producer may get wrong: a negative dimension count or size, a major version past 1."""
+
+    def __init__(self, array, ndim=None, shape=None, major=1):
+        import ctypes
+
+        class Device(ctypes.Structure):
+            _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+        class DataType(ctypes.Structure):
+            _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+        class Tensor(ctypes.Structure):
+            _fields_ = [("data", ctypes.c_void_p), ("device", Device), ("ndim", ctypes.c_int32), ("dtype", DataType),
+                        ("shape", ctypes.POINTER(ctypes.c_int64)), ("strides", ctypes.POINTER(ctypes.c_int64)),
+                        ("byte_offset", ctypes.c_uint64)]
+
+        class Version(ctypes.Structure):
+            _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32)]
+
+        class Managed(ctypes.Structure):
+            pass
+
+        deleter = ctypes.CFUNCTYPE(None, ctypes.POINTER(Managed))
+        Managed._fields_ = [("version", Version), ("manager_ctx", ctypes.c_void_p), ("deleter", deleter),
+                            ("flags", ctypes.c_uint64), ("dl_tensor", Tensor)]
+        shape = list(array.shape) if shape is None else shape
+        self._shape = (ctypes.c_int64 * max(1, len(shape)))(*shape)
+        self._managed = m = Managed()
+        m.version = Version(major, 0)
+        m.deleter = self._deleter = deleter(lambda p: None)
+        t = m.dl_tensor
+        t.data, t.device, t.ndim = array.ctypes.data, Device(1, 0), array.ndim if ndim is None else ndim
+        t.dtype = DataType({"f": 2, "i": 0, "u": 1}[array.dtype.kind], array.itemsize * 8, 1)
+        t.shape = ctypes.cast(self._shape, ctypes.POINTER(ctypes.c_int64))
+        new = ctypes.pythonapi.PyCapsule_New
+        new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+        self._capsule = lambda: new(ctypes.addressof(m), b"dltensor_versioned", None)
+        self.array = array
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+    def __dlpack__(self, **kwargs):
+        return self._capsule()
+
+
+def test_what_a_producer_gets_wrong_is_an_error():
+    a = np.arange(4, dtype=np.float32)
+    raises(opendml.Error, "says it has -1 dimensions", opendml.concat, [_Capsule(a, ndim=-1)])  # it crashed
+    raises(opendml.Error, "a size of -4 in dimension 0", opendml.concat, [_Capsule(a, shape=[-4])])
+    raises(opendml.UnsupportedError, "came as DLPack 2.0; opendml reads DLPack 1.x", opendml.concat,
+           [_Capsule(a, major=2)])
+    assert np.array_equal(opendml.concat([_Capsule(a), a]), np.concatenate([a, a]))  # a well-made one
+
+
+def test_element_types_that_share_a_directml_type_are_not_mixed():
+    # bool and uint8 are both UINT8 to DirectML, bfloat16 and float16 both FLOAT16: joining them
+    # gave one the other's bytes unconverted (a bool array holding 200).
+    flags, bytes_ = np.array([1, 0], bool), np.array([200, 3], np.uint8)
+    raises(opendml.Error, "element type uint8 but the whole has shape .* and type bool8", opendml.concat,
+           [flags, bytes_])
+    raises(opendml.Error, "type must match", opendml.concat, [bytes_], out=np.zeros(2, bool))
+    raises(opendml.Error, "type must match", opendml.split, bytes_, 2, out=[np.zeros(1, bool), np.zeros(1, np.uint8)])
+    half, brain = torch.tensor([1.0, 2.0], dtype=torch.float16), torch.tensor([1.0, 2.0], dtype=torch.bfloat16)
+    raises(opendml.Error, "element type bfloat16 but the whole has .* type float16", opendml.concat, [half, brain])
+
+
+def test_torch_views_and_out_tensors_are_what_torch_says_they_are():
+    # A lazily negated view's bits are the values before negation: refused, not read as they are.
+    negated = torch._neg_view(torch.arange(4.0))
+    raises(opendml.Error, "lazily negated view", opendml.split, negated, 2)
+    raises(opendml.Error, "lazily negated view", opendml.concat, [torch.ones(2)] * 2, out=torch._neg_view(torch.zeros(4)))
+    assert torch.equal(opendml.concat([negated.resolve_neg()]), -torch.arange(4.0))
+    # Writing into out= counts as an in-place change, so autograd refuses a backward pass that saved it.
+    w, o = torch.ones(4, requires_grad=True), torch.zeros(4)
+    y = (w * o).sum()
+    version = o._version
+    opendml.concat([torch.ones(2)] * 2, out=o)
+    assert o._version > version
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()
+
+
+def test_jax_arrays_are_not_written_through_out():
+    target = jnp.zeros(4, jnp.float32)
+    raises(opendml.Error, "immutable", opendml.concat, [np.ones(2, np.float32)] * 2, out=target)
+    assert not np.asarray(target).any()
+
+
+def test_column_values_read_once_and_as_given():
+    x = np.ones((2, 2), np.uint8)
+
+    class Reenters:  # its __index__ calls nonzero again, which once cleared this call's offsets
+        def __index__(self):
+            opendml.nonzero(np.ones(2, np.uint8), offsets=[7])
+            return 100
+
+    coords, count = opendml.nonzero(x, offsets=[0, Reenters()])
+    assert coords[: count[0]].tolist() == [[0, 100], [0, 101], [1, 100], [1, 101]]
+    coords, count = opendml.nonzero(np.eye(2, dtype=np.uint8), fill=np.array(5), index_dtype="int64")
+    assert coords.tolist() == [[0, 0], [1, 1], [5, 5], [5, 5]]  # a 0-d array is one value for every column
+    raises(opendml.Error, "offsets is a ndarray; it must be a sequence", opendml.nonzero, x, offsets=np.array(5))
+
+
+def test_empty_nonzero_checks_out_as_the_library_would():
+    x = np.zeros((0, 3), np.float32)
+    raises(opendml.Error, "coords is float32 and count uint32", opendml.nonzero, x,
+           out=(np.zeros((0, 2), np.float32), np.zeros(1, np.uint32)))
+    raises(opendml.Error, "it must have 2 columns", opendml.nonzero, x,
+           out=(np.zeros((0, 3), np.uint32), np.zeros(1, np.uint32)))
+    coords, count = opendml.nonzero(x, out=(np.zeros((0, 2), np.uint32), np.ones(1, np.uint32)))
+    assert count[0] == 0

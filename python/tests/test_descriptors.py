@@ -185,6 +185,28 @@ def test_bad_bindings_raise():
     assert not out.any()  # nothing written by a call that failed validation
 
 
+def test_regions_are_contiguous_arrays_and_written_ones_writable():
+    # A region is the bytes from an array's first element on: a strided view handed over the memory
+    # between and after its elements (out= big[1:9][::-1] was written into big[8:16]), and an output,
+    # temporary or persistent region was borrowed read-only, so immutable bytes were overwritten.
+    op = join_op()
+    op.initialize()
+    a, b = np.ones(6, np.float32), np.full(8, 2, np.float32)
+    big = np.zeros(32, np.float32)
+    for view in (big[1:15][::-1], big[::2][:14]):
+        with pytest.raises(opendml.Error, match="outputs\\[0\\] is a strided view"):
+            op.execute([a, b], [view])
+    with pytest.raises(opendml.Error, match="inputs\\[1\\] is a strided view"):
+        op.execute([a, big[::2][:8]], [np.zeros(14, np.float32)])
+    assert not big.any()
+    frozen = np.frombuffer(bytes(56), np.float32)
+    with pytest.raises(opendml.Error, match="outputs\\[0\\].*read-only"):
+        op.execute([a, b], [frozen])
+    assert not frozen.any()
+    op.execute([np.frombuffer(a.tobytes(), np.float32), b], [big[:14]])  # read-only inputs are fine
+    assert big[:14].tolist() == [1, 1, 1, 2, 2, 2, 2, 1, 1, 1, 2, 2, 2, 2]
+
+
 def test_extensions():
     desc = opendml.JoinDesc([TensorDesc(F32, [2])], TensorDesc(F32, [2]), 0)
     with pytest.raises(opendml.Error, match="extensions 0x8"):
