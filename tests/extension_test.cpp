@@ -70,6 +70,18 @@ TEST(Extension, TensorsPastTwoToThe32Elements) {
                            kWide));
 }
 
+// Compiling for what the descriptors declare, before any memory is bound, takes memory and time
+// that do not grow with it: the CPU kernel listed a tile a 64 KiB, gigabytes of them for the 2^54
+// bytes declared here.
+TEST(Extension, CompilingAHugeDeclaredTensorIsBounded) {
+  const uint32_t rows = (1u << 31) - 1;
+  const OpDesc join =
+      OpDesc::join({spec(kF32, {rows, 1u << 22}), spec(kF32, {rows, 1u << 22})}, spec(kF32, {rows, 1u << 23}), 1);
+  EXPECT_TRUE(create_succeeds(join, DML_FEATURE_LEVEL(0), kWide));
+  const OpDesc alone = OpDesc::join({spec(kF32, {rows, 1u << 23})}, spec(kF32, {rows, 1u << 23}), 0);
+  EXPECT_TRUE(create_succeeds(alone, DML_FEATURE_LEVEL(0), kWide));
+}
+
 // A strided tensor spanning 2^58 + 1 FLOAT64 elements (2^64 + 64 bits): DMLCalcBufferTensorSize gives
 // 2^64 - 1 rather than a wrapped 8 bytes, so a TotalTensorSizeInBytes of 16 is refused at creation
 // instead of letting execute read 2^61 bytes past a 16-byte buffer.
@@ -81,8 +93,22 @@ TEST(Extension, StridesPastTwoToThe64BitsAreRefused) {
   const DML_TENSOR_DESC input_desc{DML_TENSOR_TYPE_BUFFER, &input}, output_desc{DML_TENSOR_TYPE_BUFFER, &output};
   const DML_JOIN_OPERATOR_DESC join{1, &input_desc, &output_desc, 0};
   const DML_OPERATOR_DESC desc{DML_OPERATOR_JOIN, &join};
+  EXPECT_TRUE(create_fails(&desc, kInvalid, {"JOIN: InputTensors[0] (Sizes {134217729}) spans 2^63 bits or more"},
+                           DML_FEATURE_LEVEL(0), kWide));
+}
+
+// A tensor whose byte size saturates DMLCalcBufferTensorSize is refused even with a
+// TotalTensorSizeInBytes of 2^64 - 1 that "covers" it: 2^61 FLOAT64 elements are 2^64 bytes, which
+// wrapped to 0 in the CPU kernel's tiling at compile (a division by zero, SIGFPE).
+TEST(Extension, TensorsOfTwoToThe64BytesAreRefused) {
+  const UINT sizes[] = {1u << 31, 1u << 30};
+  const DML_BUFFER_TENSOR_DESC tensor{
+      DML_TENSOR_DATA_TYPE_FLOAT64, DML_TENSOR_FLAG_NONE, 2, sizes, nullptr, UINT64_MAX, 0};
+  const DML_TENSOR_DESC tensor_desc{DML_TENSOR_TYPE_BUFFER, &tensor};
+  const DML_JOIN_OPERATOR_DESC join{1, &tensor_desc, &tensor_desc, 0};
+  const DML_OPERATOR_DESC desc{DML_OPERATOR_JOIN, &join};
   EXPECT_TRUE(create_fails(&desc, kInvalid,
-                           {"JOIN: InputTensors[0].TotalTensorSizeInBytes is 16", "gives 18446744073709551615"},
+                           {"(Sizes {2147483648, 1073741824}) spans 2^63 bits or more; no buffer holds it"},
                            DML_FEATURE_LEVEL(0), kWide));
 }
 

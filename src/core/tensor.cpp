@@ -183,6 +183,12 @@ Result<Tensor> read_tensor(const DML_TENSOR_DESC* desc, Role role, std::string_v
 
   const uint64_t required =
       DMLCalcBufferTensorSize(buffer.DataType, buffer.DimensionCount, buffer.Sizes, buffer.Strides);
+  // Saturated (docs/contract.md section 2): 2^63 bits or more, which no byte count of a buffer holds,
+  // and which the kernels' byte arithmetic must never see (with 64-bit indices, 2^61 FLOAT64 elements
+  // are 2^64 bytes).
+  if (required == ~uint64_t{0})
+    return invalid_argument(where, " (Sizes ", dims_to_string(t.sizes, t.rank),
+                            ") spans 2^63 bits or more; no buffer holds it");
   if (buffer.TotalTensorSizeInBytes < required)
     return invalid_argument(where, ".TotalTensorSizeInBytes is ", buffer.TotalTensorSizeInBytes,
                             " but DMLCalcBufferTensorSize gives ", required, "; it must be at least that");

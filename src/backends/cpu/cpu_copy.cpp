@@ -25,6 +25,10 @@ namespace {
 // A tile of every interleaved item together: small enough to stay in a core's L2 between the
 // items, large enough that the per-tile cost (an unravel per item) does not show.
 constexpr uint64_t kTileBytes = uint64_t{64} << 10;
+// A plan has at most this many tiles; past kTileBytes * kMaxTiles (64 GiB) its tiles grow instead.
+// They are made at compile, from what the descriptors declare (64-bit indices allow petabytes)
+// before any memory is bound: a tile a 64 KiB took gigabytes to list for a declared 2^54 bytes.
+constexpr uint64_t kMaxTiles = uint64_t{1} << 20;
 // Runs at least this long go to memcpy; shorter ones are 16-byte moves.
 constexpr uint64_t kMemcpyRunBytes = 512;
 // Groups of at most this many single-vector-per-row items are copied row by row (copy_interleaved).
@@ -194,6 +198,7 @@ void interleave_rows(const Lane* lanes, uint64_t rows, uint64_t bytes, bool stre
 class CpuCopyKernel final : public Kernel {
  public:
   explicit CpuCopyKernel(const CopyPlan& plan) : plan_(plan), unit_(plan.items.size(), 1) {
+    tile_bytes_ = std::max(kTileBytes, ceil_div(bytes_of(0, static_cast<uint32_t>(plan.items.size())), kMaxTiles));
     for (uint32_t first = 0; first < plan.items.size();) {
       const uint32_t end = group_end(first);
       if (!tile_together(first, end)) {
@@ -204,9 +209,9 @@ class CpuCopyKernel final : public Kernel {
     parallel_ = plan.bytes() >= kParallelBytes && chunks_.size() > 1;
     stream_ = plan.bytes() >= kStreamBytes;
     if (verbose())
-      log_verbose(cat("cpu.copy tuning: ", kTileBytes, "-byte tiles, runs of ", kMemcpyRunBytes,
-                      " bytes and more by memcpy, row by row for up to ", kInterleaveItems,
-                      " inputs, non-temporal stores from ", kStreamBytes, " bytes (",
+      log_verbose(cat("cpu.copy tuning: ", tile_bytes_, "-byte tiles (", kTileBytes, " up to ", kMaxTiles,
+                      " tiles), runs of ", kMemcpyRunBytes, " bytes and more by memcpy, row by row for up to ",
+                      kInterleaveItems, " inputs, non-temporal stores from ", kStreamBytes, " bytes (",
                       stream_ && kHaveStreamingStores ? "on" : "off", "); ", chunks_.size(), " chunks"));
   }
 
@@ -292,9 +297,7 @@ class CpuCopyKernel final : public Kernel {
   bool tile_together(uint32_t first, uint32_t end) {
     const uint64_t rows = plan_.items[first].sizes[0];
     if (end - first < 2) return false;
-    uint64_t bytes = 0;
-    for (uint32_t i = first; i < end; ++i) bytes += plan_.items[i].element_count() * plan_.items[i].width;
-    const uint64_t tiles = ceil_div(bytes, kTileBytes);
+    const uint64_t tiles = ceil_div(bytes_of(first, end), tile_bytes_);
     if (rows < tiles) return false;
     bool interleaved = end - first <= kInterleaveItems;
     for (uint32_t i = first; i < end; ++i) {
@@ -308,10 +311,19 @@ class CpuCopyKernel final : public Kernel {
     return true;
   }
 
+  // The bytes of items [first, end), stopping at 2^62: each is under 2^60 (docs/contract.md section
+  // 2), so no sum wraps, however many there are.
+  uint64_t bytes_of(uint32_t first, uint32_t end) const {
+    uint64_t bytes = 0;
+    for (uint32_t i = first; i < end; ++i)
+      bytes = std::min(bytes + plan_.items[i].element_count() * plan_.items[i].width, uint64_t{1} << 62);
+    return bytes;
+  }
+
   void tile_alone(uint32_t i) {
     const CopyItem& item = plan_.items[i];
     const uint64_t n = item.element_count();  // at least 1: DirectML has no empty tensors
-    add_tiles(i, i + 1, n, std::min(n, ceil_div(n * item.width, kTileBytes)), false);
+    add_tiles(i, i + 1, n, std::min(n, ceil_div(n * item.width, tile_bytes_)), false);
   }
 
   // `tiles` chunks over [0, units), as equal as integers allow.
@@ -327,6 +339,7 @@ class CpuCopyKernel final : public Kernel {
   CopyPlan plan_;
   std::vector<uint64_t> unit_;  // elements per unit of a chunk, per item
   std::vector<Chunk> chunks_;
+  uint64_t tile_bytes_ = kTileBytes;  // kTileBytes, or more for plans past kMaxTiles of them
   bool parallel_ = false;
   bool stream_ = false;
 };
