@@ -245,18 +245,22 @@ TEST(DeviceJoin, RowsOfEveryLength) {
   }
 }
 
-// Two to five and eight inputs of one vector per row each (of 1, 2, 4, 8 and 16 bytes), the CPU's
-// row by row copy (up to four inputs) with chunks that start inside the rows' range, and cuda.slices'
-// runs of whole rows (2, 4 and 8 pieces of one unit), into a packed and a padded output.
-TEST(DeviceJoin, NarrowSlicesOfEveryWidth) {
+// Two to five and eight pieces of one vector per row each (of 1, 2, 4, 8 and 16 bytes), joined into
+// and split from a packed and a padded tensor: the CPU's row by row copy (up to four inputs) with
+// chunks that start inside the rows' range, and cuda.slices' runs of whole rows (2, 4 and 8 pieces of
+// one unit).
+TEST(DeviceJoin, AndSplitNarrowSlicesOfEveryWidth) {
   for (DML_TENSOR_DATA_TYPE type : {DML_TENSOR_DATA_TYPE_UINT8, DML_TENSOR_DATA_TYPE_UINT16,
                                     DML_TENSOR_DATA_TYPE_UINT32, DML_TENSOR_DATA_TYPE_UINT64})
     for (uint32_t elements : {1u, 2u})
       for (uint32_t pieces : {2u, 3u, 4u, 5u, 8u}) {
-        SCOPED_TRACE(type_name(type) + " x " + std::to_string(elements) + ", " + std::to_string(pieces) + " inputs");
-        const std::vector<Shape> inputs(pieces, Shape{40000, elements});
-        JoinTester().type(type).axis(1).inputs(inputs).run();
-        JoinTester().type(type).axis(1).inputs(inputs).output_strides({pieces * elements + 3, 1}).run();
+        SCOPED_TRACE(type_name(type) + " x " + std::to_string(elements) + ", " + std::to_string(pieces) + " pieces");
+        const std::vector<Shape> pieces_shapes(pieces, Shape{40000, elements});
+        const Shape padded{pieces * elements + 3, 1};
+        JoinTester().type(type).axis(1).inputs(pieces_shapes).run();
+        JoinTester().type(type).axis(1).inputs(pieces_shapes).output_strides(padded).run();
+        SplitTester().type(type).axis(1).outputs(pieces_shapes).run();
+        SplitTester().type(type).axis(1).outputs(pieces_shapes).input_strides(padded).run();
       }
 }
 

@@ -159,21 +159,6 @@ TEST(DeviceSplit, RowsOfEveryLength) {
   }
 }
 
-// Two to five and eight outputs of one vector per row each (of 1, 2, 4, 8 and 16 bytes), from a
-// packed and a padded input: among them cuda.slices' runs of whole rows (2, 4 and 8 pieces of one
-// unit).
-TEST(DeviceSplit, NarrowSlicesOfEveryWidth) {
-  for (DML_TENSOR_DATA_TYPE type : {DML_TENSOR_DATA_TYPE_UINT8, DML_TENSOR_DATA_TYPE_UINT16,
-                                    DML_TENSOR_DATA_TYPE_UINT32, DML_TENSOR_DATA_TYPE_UINT64})
-    for (uint32_t elements : {1u, 2u})
-      for (uint32_t pieces : {2u, 3u, 4u, 5u, 8u}) {
-        SCOPED_TRACE(type_name(type) + " x " + std::to_string(elements) + ", " + std::to_string(pieces) + " outputs");
-        const std::vector<Shape> outputs(pieces, Shape{40000, elements});
-        SplitTester().type(type).axis(1).outputs(outputs).run();
-        SplitTester().type(type).axis(1).outputs(outputs).input_strides({pieces * elements + 3, 1}).run();
-      }
-}
-
 TEST(DeviceSplit, RandomCases) {
   random_cases(200, [](Rng& rng) { random_split(rng).run(); });
 }

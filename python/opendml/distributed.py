@@ -79,13 +79,11 @@ def _check_kernel(kind: str, dtype: torch.dtype, ndim: int) -> None:
     (element types, DirectML's ranks), by the library's own rules, checked on every rank before any
     collective. A rank whose piece is empty runs no kernel, so it would not raise where the others do
     and would wait in the collective they never reach."""
-    t = torch.zeros((1,) * ndim, dtype=dtype)
     if kind == "nonzero":
-        odt.nonzero(t)
-    elif kind == "join":
-        odt.join([t, t], 0) if ndim else None  # a 0-d input is join_shape's to refuse
-    elif ndim:
-        odt.split(torch.zeros((2,) + (1,) * (ndim - 1), dtype=dtype), [1, 1], 0)
+        odt.nonzero(torch.zeros((1,) * ndim, dtype=dtype))
+    elif ndim:  # a 0-d input to join or split is the shape rules' to refuse, on every rank alike
+        t = torch.zeros((2,) + (1,) * (ndim - 1), dtype=dtype)
+        odt.join([t, t], 0) if kind == "join" else odt.split(t, [1, 1], 0)
 
 
 # Exceptions of one rank's arguments, raised on every rank after the exchange.
@@ -279,12 +277,15 @@ def split(x, sizes, axis: int = 0, *, dim: Optional[int] = None, group=None, val
     x). Along the sharded axis, every part is sharded by torch.chunk's rule, and the rows that
     belong to another rank move in one all-to-all."""
     op = "opendml.distributed.split"
-    # Sizes compare as lists of ints on every rank, whether a rank gave a tuple or NumPy integers.
-    described = [int(n) for n in sizes] if isinstance(sizes, (list, tuple)) and all(isinstance(n, numbers.Integral) for n in sizes) else sizes
-    a = _arguments(op, [x], dim, group, validate, ("split", described, axis))
+    # A list of ints whether a rank gave a tuple or NumPy integers, so that the ranks compare them
+    # alike; anything else is described as it is, and refused below on every rank.
+    listed = isinstance(sizes, (list, tuple)) and all(isinstance(n, numbers.Integral) for n in sizes)
+    if listed:
+        sizes = [int(n) for n in sizes]
+    a = _arguments(op, [x], dim, group, validate, ("split", sizes, axis))
     shape = a.shapes[0]
     axis = normalize_axis(op, axis, len(shape))
-    if not isinstance(sizes, int) and not (isinstance(sizes, (list, tuple)) and all(isinstance(n, numbers.Integral) for n in sizes)):
+    if not isinstance(sizes, int) and not listed:
         raise opendml.Error(f"{op}: sizes is {sizes!r}; it must be a list of ints, or an int for equal parts")
     if isinstance(sizes, int):
         sizes = equal_parts(op, shape[axis], sizes)

@@ -65,7 +65,6 @@ _NONZERO = {
 }
 
 _INDEX = {"uint32": _T.UINT32, "int64": _T.INT64, "uint64": _T.UINT64}
-_BITS_OF = {"int32": np.uint32, "uint32": np.uint32, "int64": np.uint64, "uint64": np.uint64}  # the handler's view
 
 
 def _bits_type(op: str, dtype) -> int:
@@ -281,7 +280,7 @@ def _nonzero(op, x, index: str, fill_value):
     elements)."""
     fill = None
     if fill_value is not None and x.ndim:  # as the index type's bits
-        fill = tuple(v & np.iinfo(_BITS_OF[index]).max for v in _fill_values(op, fill_value, x.ndim, index))
+        fill = tuple(v & (2 ** (8 * np.dtype(index).itemsize) - 1) for v in _fill_values(op, fill_value, x.ndim, index))
     if index == "int32" and x.size > np.iinfo(np.int32).max:
         raise opendml.Error(f"{op}: x has {x.size} elements, past the int32 coordinates and count of JAX without "
                             "64-bit mode (jax.config.update('jax_enable_x64', True) gives int64 ones)")

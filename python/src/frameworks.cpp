@@ -127,10 +127,28 @@ intptr_t Framework::current_stream(nb::handle like, int device) const {
   return nb::cast<intptr_t>(adapter.attr("current_stream")(like, device));
 }
 
-Borrowed take_torch(const Framework& f, nb::handle array, const Name& what, std::optional<Place> place, bool writable,
-                    bool fresh) {
+namespace {
+
+// What a PyTorch tensor must be for the array layer, whichever way it was borrowed (DLPack carries
+// none of it). A lazily negated view (Tensor.is_neg(): the imaginary part of a conjugated tensor,
+// say) hands over the bits of the values it negates; conjugated views are complex, a type the array
+// layer does not take. A tensor written (out=) must not require grad, and its version moves as
+// torch's in-place operations move it, so that autograd refuses a backward pass that saved it.
+void check_torch(const Framework& f, nb::handle array, const Name& what, bool writable, bool fresh) {
   static PyObject* const requires_grad = PyUnicode_InternFromString("requires_grad");
   static PyObject* const is_neg = PyUnicode_InternFromString("is_neg");
+  if (PyObject_IsTrue(checked(PyObject_CallMethodNoArgs(array.ptr(), is_neg)).ptr()) == 1)
+    invalid(what + " is a lazily negated view (Tensor.is_neg()); pass tensor.resolve_neg()");
+  if (!writable || fresh) return;
+  if (PyObject_IsTrue(checked(PyObject_GetAttr(array.ptr(), requires_grad)).ptr()) == 1)
+    invalid(what + " requires grad; opendml cannot write into it (pass a tensor that does not, or detach it)");
+  if (f.torch_increment_version.is_valid()) f.torch_increment_version(nb::make_tuple(array));
+}
+
+}  // namespace
+
+Borrowed take_torch(const Framework& f, nb::handle array, const Name& what, std::optional<Place> place, bool writable,
+                    bool fresh) {
   Borrowed b;
   DLTensor view;
   if (f.exchange && f.exchange->dltensor_from_py_object_no_sync(array.ptr(), &view) == 0 && on_cpu_or_cuda(view)) {
@@ -147,17 +165,7 @@ Borrowed take_torch(const Framework& f, nb::handle array, const Name& what, std:
   }
   if (place && !(b.place == *place))
     invalid(what + " is on " + b.place.name() + " but the work runs on " + place->name());
-  // A lazily negated view (Tensor.is_neg(): the imaginary part of a conjugated tensor, say) hands over
-  // the bits of the values it negates; DLPack has no flag for it. (Conjugated views are complex, a
-  // type the array layer does not take.)
-  if (PyObject_IsTrue(checked(PyObject_CallMethodNoArgs(array.ptr(), is_neg)).ptr()) == 1)
-    invalid(what + " is a lazily negated view (Tensor.is_neg()); pass tensor.resolve_neg()");
-  if (writable && !fresh) {
-    if (PyObject_IsTrue(checked(PyObject_GetAttr(array.ptr(), requires_grad)).ptr()) == 1)
-      invalid(what + " requires grad; opendml cannot write into it (pass a tensor that does not, or detach it)");
-    // As torch's in-place operations do: autograd then refuses a backward pass that saved the tensor.
-    if (f.torch_increment_version.is_valid()) f.torch_increment_version(nb::make_tuple(array));
-  }
+  check_torch(f, array, what, writable, fresh);
   return b;
 }
 
@@ -183,6 +191,7 @@ Borrowed take(nb::handle array, const Name& what, const Target& target, bool wri
   if (f.is_torch() && target.no_handshake(f, array)) return take_torch(f, array, what, target.place, writable, fresh);
   const Place p = place_of_array(array, what);
   if (!(p == target.place)) invalid(what + " is on " + p.name() + " but the work runs on " + target.place.name());
+  if (f.is_torch()) check_torch(f, array, what, writable, fresh);  // borrowed with the stream handshake
   return borrow(array, what, target.place, target.stream, writable);
 }
 

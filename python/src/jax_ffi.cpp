@@ -119,8 +119,6 @@ Spec spec_of(const ffi::AnyBuffer& b, DML_TENSOR_DATA_TYPE type, int skip, uint6
   return s;
 }
 
-size_t inputs_of(Kind kind, const ffi::RemainingArgs& args) { return kind == Kind::kNonzero ? 1 : args.size(); }
-
 // The call's buffers, inputs then results. opendml.jax's primitives always pass what the target takes,
 // but the targets are registered under their names for anyone's jax.ffi.ffi_call, so the number of
 // buffers, and for a batch their leading dimension, are checked before anything is read through them.
@@ -237,7 +235,7 @@ ffi::Error run(Kind kind, State* state, Place place, void* stream, const ffi::Re
     in.clear();
     out.clear();
     size_t t = 0;
-    for (size_t i = 0; i < inputs_of(kind, args); ++i)
+    for (size_t i = 0; i < args.size(); ++i)  // as many as compile checked
       in.push_back(static_cast<std::byte*>(args.get<ffi::AnyBuffer>(i).value().untyped_data()) +
                    item * slot.item_bytes[t++]);
     for (size_t i = 0; i < rets.size(); ++i)

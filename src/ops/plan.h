@@ -2,6 +2,7 @@
 // tensors are named by their binding slot (the index into the operator's inputs or outputs).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <variant>
@@ -45,9 +46,13 @@ struct CopyPlan {
   uint32_t element_bytes = 0;  // of the operator's data type, before widening
   std::vector<CopyItem> items;
 
-  uint64_t bytes() const {  // moved once in each direction
+  // Bytes of items [first, end) (all of them by default), moved once in each direction. Each item
+  // is under 2^60 bytes (its outputs are, docs/contract.md section 2), and the sum stops at 2^62, so
+  // it never wraps however many items there are.
+  uint64_t bytes(size_t first = 0, size_t end = SIZE_MAX) const {
     uint64_t n = 0;
-    for (const CopyItem& item : items) n += item.element_count() * item.width;
+    for (size_t i = first; i < std::min(end, items.size()); ++i)
+      n = std::min(n + items[i].element_count() * items[i].width, uint64_t{1} << 62);
     return n;
   }
 };

@@ -198,7 +198,7 @@ void interleave_rows(const Lane* lanes, uint64_t rows, uint64_t bytes, bool stre
 class CpuCopyKernel final : public Kernel {
  public:
   explicit CpuCopyKernel(const CopyPlan& plan) : plan_(plan), unit_(plan.items.size(), 1) {
-    tile_bytes_ = std::max(kTileBytes, ceil_div(bytes_of(0, static_cast<uint32_t>(plan.items.size())), kMaxTiles));
+    tile_bytes_ = std::max(kTileBytes, ceil_div(plan.bytes(), kMaxTiles));
     for (uint32_t first = 0; first < plan.items.size();) {
       const uint32_t end = group_end(first);
       if (!tile_together(first, end)) {
@@ -297,7 +297,7 @@ class CpuCopyKernel final : public Kernel {
   bool tile_together(uint32_t first, uint32_t end) {
     const uint64_t rows = plan_.items[first].sizes[0];
     if (end - first < 2) return false;
-    const uint64_t tiles = ceil_div(bytes_of(first, end), tile_bytes_);
+    const uint64_t tiles = ceil_div(plan_.bytes(first, end), tile_bytes_);
     if (rows < tiles) return false;
     bool interleaved = end - first <= kInterleaveItems;
     for (uint32_t i = first; i < end; ++i) {
@@ -309,15 +309,6 @@ class CpuCopyKernel final : public Kernel {
     }
     add_tiles(first, end, rows, tiles, interleaved);
     return true;
-  }
-
-  // The bytes of items [first, end), stopping at 2^62: each is under 2^60 (docs/contract.md section
-  // 2), so no sum wraps, however many there are.
-  uint64_t bytes_of(uint32_t first, uint32_t end) const {
-    uint64_t bytes = 0;
-    for (uint32_t i = first; i < end; ++i)
-      bytes = std::min(bytes + plan_.items[i].element_count() * plan_.items[i].width, uint64_t{1} << 62);
-    return bytes;
   }
 
   void tile_alone(uint32_t i) {
