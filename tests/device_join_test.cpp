@@ -201,8 +201,8 @@ TEST(DeviceJoin, FewAndManyInputsOfEverySize) {
 }
 
 // Many pieces of one shape: the GPU works out each block's piece from its number (cuda.copy's
-// uniform items), one block or several per piece, rows of one or many elements; a piece of another
-// layout (transposed) or size takes the general path.
+// uniform items), several pieces a block, one block or several per piece, rows of one or many
+// elements; a piece of another layout (transposed) or size takes the general path.
 TEST(DeviceJoin, ManyPiecesOfOneShape) {
   for (uint32_t count : {9u, 40u, 1000u}) {
     for (uint32_t columns : {5u, 1024u, 4100u, 40000u}) {
@@ -215,6 +215,13 @@ TEST(DeviceJoin, ManyPiecesOfOneShape) {
       SplitTester().axis(0).outputs(pieces).run();
     }
   }
+  // Pieces of 3 rows of 40 floats, several a block, the last block's share cut short.
+  for (uint32_t count : {1000u, 1001u})
+    for (uint32_t axis : {0u, 1u}) {
+      const std::vector<Shape> small(count, Shape{3, 40});
+      JoinTester().axis(axis).inputs(small).run();
+      SplitTester().axis(axis).outputs(small).run();
+    }
   const std::vector<Shape> rows(12, Shape{37, 100});
   JoinTester().axis(1).inputs(rows).run();
   SplitTester().axis(1).outputs(rows).run();

@@ -4,8 +4,9 @@
 //              item by item would write (JOIN) or read (SPLIT) the joined tensor in scattered
 //              pieces. Threads walk the joined tensor linearly, so its accesses are coalesced,
 //              and find each element's piece with a binary search over the column offsets.
-// cuda.copy    Any plan: each block copies a chunk of one item, each thread kUnroll vectors of
-//              the item's width (up to 16 bytes), unravelling indices with FastDivmod.
+// cuda.copy    Any plan: each block copies a chunk of one item (or several small items of one
+//              shape), each thread kUnroll vectors of the item's width (up to 16 bytes),
+//              unravelling indices with FastDivmod.
 //
 // Metadata (items, the block -> item table, the slices' column table) is built at compile and
 // uploaded to the persistent region at initialize (plans of up to kInlineItems items instead pass
@@ -163,17 +164,27 @@ uint32_t blocks_of(const DeviceItem& item, uint32_t chunk) {
   return static_cast<uint32_t>(ceil_div(uint64_t{item.count}, uint64_t{chunk}));
 }
 
-template <uint32_t kWidth, uint32_t U>
-__device__ __forceinline__ void copy_chunk(const DeviceItem& item, const std::byte* __restrict__ src,
-                                           std::byte* __restrict__ dst, uint32_t begin) {
+// Where a thread's vector of a block's span lies: its item's tensors, already moved by the item's
+// steps (UniformItems), and its index within the item.
+struct VectorPlace {
+  const std::byte* src;
+  std::byte* dst;
+  uint32_t index;
+};
+
+// Vectors [begin, end) of a block's span, U a thread, all read before any is written; place(v) says
+// where vector v lies.
+template <uint32_t kWidth, uint32_t U, class Place>
+__device__ __forceinline__ void copy_vectors(const DeviceItem& item, uint32_t begin, uint32_t end, Place&& place) {
   using V = Vec<kWidth>;
   V values[U];
-  uint64_t dst_offsets[U];
+  std::byte* targets[U];
 #pragma unroll
   for (uint32_t k = 0; k < U; ++k) {
     const uint32_t v = begin + k * kThreads + threadIdx.x;
-    if (v >= item.count) break;
-    uint32_t rest = v, s = 0, d = 0;
+    if (v >= end) break;
+    const VectorPlace at = place(v);
+    uint32_t rest = at.index, s = 0, d = 0;
     for (uint32_t dim = item.rank - 1; dim > 0; --dim) {
       uint32_t q, r;
       item.sizes[dim].divmod(rest, q, r);
@@ -183,14 +194,21 @@ __device__ __forceinline__ void copy_chunk(const DeviceItem& item, const std::by
     }
     s += rest * item.src_strides[0];
     d += rest * item.dst_strides[0];
-    values[k] = *reinterpret_cast<const V*>(src + (item.src_offset + s) * kWidth);
-    dst_offsets[k] = item.dst_offset + d;
+    values[k] = *reinterpret_cast<const V*>(at.src + (item.src_offset + s) * kWidth);
+    targets[k] = at.dst + (item.dst_offset + d) * kWidth;
   }
 #pragma unroll
   for (uint32_t k = 0; k < U; ++k) {
-    if (begin + k * kThreads + threadIdx.x >= item.count) break;
-    *reinterpret_cast<V*>(dst + dst_offsets[k] * kWidth) = values[k];
+    if (begin + k * kThreads + threadIdx.x >= end) break;
+    *reinterpret_cast<V*>(targets[k]) = values[k];
   }
+}
+
+// The chunk of `item` from vector `begin`, U vectors a thread.
+template <uint32_t kWidth, uint32_t U>
+__device__ __forceinline__ void copy_chunk(const DeviceItem& item, const std::byte* src, std::byte* dst,
+                                           uint32_t begin) {
+  copy_vectors<kWidth, U>(item, begin, item.count, [&](uint32_t v) { return VectorPlace{src, dst, v}; });
 }
 
 // The block's chunk of `item`: U vectors per thread.
@@ -241,12 +259,18 @@ struct CopyLaunch {
 };
 
 // Items that differ only in one tensor and in offsets that step evenly: a JOIN or SPLIT of many
-// tensors of one shape (1000 inputs of 4 KiB). Every block works out its item and chunk from its
+// tensors of one shape (1000 inputs of 4 KiB). Every block works out its items and chunk from its
 // number, so no block waits on a load of its metadata before its copy starts. The shared tensor
 // is slot 0 of the pointer table, item i's own tensor slot 1 + i.
 struct UniformItems {
-  DeviceItem item;              // item 0 (src, dst and first_block unused)
-  uint32_t blocks_per_item;     // chunks of kChunk vectors
+  DeviceItem item;           // item 0 (src, dst and first_block unused)
+  uint32_t items;            // how many
+  uint32_t blocks_per_item;  // chunks of kChunk vectors; 1 where items_per_block > 1
+  // Items of at most half a chunk go several to a block, as many as leave every SM a block: 1000
+  // inputs of 4 KiB as 250 blocks, all resident at once, rather than 1000 blocks of a quarter chunk,
+  // of which 792 fit on an H100 at a time (bench/NOTES.md).
+  uint32_t items_per_block;
+  FastDivmod item_vectors;      // item.count: a vector of a block's span -> its item
   bool shared_src;              // SPLIT: the items share their source; JOIN: their destination
   uint64_t src_step, dst_step;  // item i's offsets: item 0's + i * step (in vectors, modulo 2^64)
 };
@@ -280,14 +304,20 @@ __device__ __forceinline__ std::byte* own_tensor(const PointerTable<kCapacity>& 
 template <class Tensors>
 __global__ void __launch_bounds__(kThreads)
     uniform_copy_kernel(const __grid_constant__ UniformItems u, const __grid_constant__ Tensors tensors) {
-  const uint32_t i = blockIdx.x / u.blocks_per_item;
-  const uint32_t chunk = blockIdx.x - i * u.blocks_per_item;
-  std::byte* const own = own_tensor(tensors, i);
+  const uint32_t group = blockIdx.x / u.blocks_per_item;
+  const uint32_t first = group * u.items_per_block;  // the block's first item
+  const uint32_t begin = (blockIdx.x - group * u.blocks_per_item) * kChunk;
+  const uint32_t end = min(u.items - first, u.items_per_block) * u.item.count;
   std::byte* const shared = shared_tensor(tensors);
-  const std::byte* src = u.shared_src ? shared : own;
-  std::byte* dst = u.shared_src ? own : shared;
   with_width(u.item.width, [&]<uint32_t kWidth>() {
-    copy_chunk<kWidth, kUnroll>(u.item, src + i * u.src_step * kWidth, dst + i * u.dst_step * kWidth, chunk * kChunk);
+    copy_vectors<kWidth, kUnroll>(u.item, begin, end, [&](uint32_t v) {
+      uint32_t j, index;
+      u.item_vectors.divmod(v, j, index);
+      const uint32_t i = first + j;
+      std::byte* const own = own_tensor(tensors, i);
+      return VectorPlace{(u.shared_src ? shared : own) + i * u.src_step * kWidth,
+                         (u.shared_src ? own : shared) + i * u.dst_step * kWidth, index};
+    });
   });
 }
 
@@ -312,7 +342,7 @@ std::optional<SteppedTensors> stepped_tensors(const LaunchGroup& group, const Ex
 // The items as UniformItems, with their launch in `group` (the one launch of the plan, replaced),
 // where they qualify (above).
 std::unique_ptr<UniformItems> uniform_items(const CopyPlan& plan, const std::vector<DeviceItem>& device_items,
-                                            LaunchGroup& group) {
+                                            uint32_t multiprocessors, LaunchGroup& group) {
   const std::vector<CopyItem>& items = plan.items;
   if (items.size() < 2 || items.size() + 1 > kLargeTable) return nullptr;
   const DeviceItem& first = device_items[0];
@@ -333,18 +363,24 @@ std::unique_ptr<UniformItems> uniform_items(const CopyPlan& plan, const std::vec
         c.src_offset != a.src_offset + i * src_step || c.dst_offset != a.dst_offset + i * dst_step)
       return nullptr;
   }
-  const uint64_t blocks_per_item = blocks_of(first, kChunk);
-  if (blocks_per_item * items.size() > INT32_MAX) return nullptr;
+  const uint32_t count = static_cast<uint32_t>(items.size());
+  const uint32_t per_block = std::clamp(kChunk / std::max(first.count, 1u), 1u, std::max(count / multiprocessors, 1u));
+  const uint64_t blocks_per_item = per_block > 1 ? 1 : blocks_of(first, kChunk);
+  const uint64_t blocks = blocks_per_item * ceil_div(count, per_block);
+  if (blocks > INT32_MAX) return nullptr;
   auto u = std::make_unique<UniformItems>();
   u->item = first;
+  u->items = count;
   u->blocks_per_item = static_cast<uint32_t>(blocks_per_item);
+  u->items_per_block = per_block;
+  u->item_vectors = FastDivmod(std::max(first.count, 1u));
   u->shared_src = shared_src;
   u->src_step = src_step;
   u->dst_step = dst_step;
   group = LaunchGroup{};
   group.slots.push_back({!shared_src, shared_src ? a.input : a.output});
   for (const CopyItem& c : items) group.slots.push_back({shared_src, shared_src ? c.output : c.input});
-  group.blocks = static_cast<uint32_t>(blocks_per_item * items.size());
+  group.blocks = static_cast<uint32_t>(blocks);
   return u;
 }
 
@@ -395,7 +431,7 @@ class CudaCopyKernel final : public Kernel {
       inline_->count = static_cast<uint32_t>(items_.size());
       return;
     }
-    if (groups_.size() == 1) uniform_ = uniform_items(plan, items_, groups_[0]);
+    if (groups_.size() == 1) uniform_ = uniform_items(plan, items_, device.multiprocessors(), groups_[0]);
     if (uniform_) return;
     block_per_item_ =
         std::all_of(items_.begin(), items_.end(), [&](const DeviceItem& d) { return blocks_of(d, kChunk) == 1; });
@@ -413,11 +449,11 @@ class CudaCopyKernel final : public Kernel {
   std::string tuning() const {
     uint32_t blocks = 0;
     for (const LaunchGroup& group : groups_) blocks += group.blocks;
-    const std::string how =
-        inline_    ? cat("items in the parameters (up to ", kInlineItems, ")")
-        : uniform_ ? std::string("items of one shape (their tensors by arithmetic where their addresses step evenly)")
-        : block_per_item_ ? std::string("block b copies item b")
-                          : std::string("a block -> item table");
+    const std::string how = inline_           ? cat("items in the parameters (up to ", kInlineItems, ")")
+                            : uniform_        ? cat("items of one shape, ", uniform_->items_per_block,
+                                                    " a block (their tensors by arithmetic where their addresses step evenly)")
+                            : block_per_item_ ? std::string("block b copies item b")
+                                              : std::string("a block -> item table");
     return cat("cuda.copy tuning: ", kThreads, " threads, ", small_ ? kSmallUnroll : kUnroll, " vectors per thread (",
                kSmallUnroll, " where a copy would not give every SM a block); pointer tables of ", kSmallTable, ", ",
                kMediumTable, " or ", kLargeTable, " tensors; this plan: ", items_.size(), " items, ", how, ", ", blocks,
