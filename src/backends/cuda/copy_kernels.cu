@@ -173,7 +173,8 @@ struct VectorPlace {
 };
 
 // Vectors [begin, end) of a block's span, U a thread, all read before any is written; place(v) says
-// where vector v lies.
+// where vector v lies. Sources are read through the read-only data cache (__ldg), since outputs
+// overlap no input (docs/contract.md section 2).
 template <uint32_t kWidth, uint32_t U, class Place>
 __device__ __forceinline__ void copy_vectors(const DeviceItem& item, uint32_t begin, uint32_t end, Place&& place) {
   using V = Vec<kWidth>;
@@ -194,7 +195,7 @@ __device__ __forceinline__ void copy_vectors(const DeviceItem& item, uint32_t be
     }
     s += rest * item.src_strides[0];
     d += rest * item.dst_strides[0];
-    values[k] = *reinterpret_cast<const V*>(at.src + (item.src_offset + s) * kWidth);
+    values[k] = __ldg(reinterpret_cast<const V*>(at.src + (item.src_offset + s) * kWidth));
     targets[k] = at.dst + (item.dst_offset + d) * kWidth;
   }
 #pragma unroll
