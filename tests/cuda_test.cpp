@@ -402,7 +402,8 @@ TEST_F(DeviceCuda, PiecesOfOneShapeInOneBuffer) {
     uint32_t count, rows, columns, axis;
   };
   for (const Pieces& p :
-       {Pieces{3, 1, 1024, 0}, Pieces{1000, 1, 1024, 0}, Pieces{1000, 1, 5000, 1}, Pieces{12, 37, 100, 1}}) {
+       {Pieces{3, 1, 1024, 0}, Pieces{1000, 1, 1024, 0}, Pieces{1000, 1, 5000, 1}, Pieces{12, 37, 100, 1},
+        Pieces{1000, 3, 40, 1}}) {  // the last: several a block, the last block's cut short (on 132 SMs)
     const uint64_t bytes = uint64_t{p.rows} * p.columns * 4;
     const std::vector<TensorDesc> pieces(p.count, TensorDesc(f32, {p.rows, p.columns}));
     const TensorDesc whole =

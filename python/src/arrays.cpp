@@ -402,6 +402,8 @@ nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed,
                  k = call.take(count, {call.prefix, "count"}, true, fresh);
   for (const Borrowed* b : {&c, &k})
     if (b->element_bytes == 8) extensions = ODML_EXTENSION_64BIT_INDICES;  // out= of 64-bit indices
+  // uint32 coordinates of 2^31 rows of 2 columns and more: the tensor passes 2^32 - 1 elements.
+  if (beyond_32_bits(c)) extensions = ODML_EXTENSION_64BIT_INDICES;
   if (c.ndim != 2)
     invalid("nonzero: coords has " + std::to_string(c.ndim) + " dimensions; it must be 2-D, (x.size, columns)" +
             (transposed ? " transposed" : ""));
@@ -525,6 +527,8 @@ nb::list split(nb::handle x, nb::handle sizes, int64_t axis, nb::handle out, nb:
   std::vector<int64_t> sections;
   if (PyIndex_Check(sizes.ptr())) {
     const int64_t n = integer(sizes, {call.prefix, "sizes"});
+    if (n > int64_t{UINT32_MAX})  // an empty axis splits into any number of sections
+      invalid("split: sizes is " + std::to_string(n) + " sections; DirectML's SPLIT has at most 2^32 - 1 outputs");
     if (n <= 0 || length % n != 0)
       invalid("split: x.shape[" + std::to_string(a) + "] is " + std::to_string(length) +
               ", which does not split into " + std::to_string(n) + " equal sections");

@@ -512,6 +512,8 @@ def test_invalid_input_raises_error():
     raises(opendml.Error, "sizes\\[0\\] is -1", opendml.split, a, [-1, 3])
     raises(opendml.Error, "does not split into 2 equal sections", opendml.split, a, 2, axis=1)
     raises(opendml.Error, "does not split into 0 equal sections", opendml.split, a, 0)
+    raises(opendml.Error, "sizes is 4611686018427387904 sections; DirectML's SPLIT has at most 2\\^32 - 1 outputs",
+           opendml.split, np.zeros(0, np.float32), 2**62)  # an empty axis splits into any number of sections
     raises(opendml.Error, "sizes is empty", opendml.split, a, [])
     raises(opendml.Error, "out has 1 arrays but there are 2 sections", opendml.split, a, 2, out=[a])
     raises(opendml.Error, "out\\[1\\] is 2 long along axis 0 but its section is 1", opendml.split, a, 2,
@@ -575,6 +577,16 @@ def test_past_32_bits_is_refused_before_allocating():
     one_dim = np.lib.stride_tricks.as_strided(np.zeros(1, np.uint8), shape=(2**32 + 1,), strides=(0,))
     raises(opendml.Error, "x.shape\\[0\\] is 4294967297", opendml.nonzero, one_dim, index_dtype="int64",
            out=(np.zeros((1, 1), np.int64), np.zeros(1, np.int64)))  # one size is 32 bits even so
+
+
+def test_uint32_coordinates_past_2_to_the_32_elements():
+    # 2^31 rows of 2 uint32 columns are 2^32 coordinates: that tensor needs 64-bit indices although
+    # each coordinate and the count fit 32 bits. A broadcast input costs no memory, and coordinates
+    # that no row is written to (no non-zero, no fill) cost none of their 16 GiB either.
+    x = np.lib.stride_tricks.as_strided(np.zeros(1, np.uint8), shape=(2**15, 2**16), strides=(0, 0))
+    coords, count = np.empty((2**31, 2), np.uint32), np.full(1, 7, np.uint32)
+    assert opendml.nonzero(x, out=(coords, count))[1] is count
+    assert count[0] == 0
 
 
 def test_tensors_without_memory_are_refused():

@@ -222,8 +222,8 @@ __device__ __forceinline__ void copy_block(const DeviceItem& item, const Pointer
 }
 
 // Items in the persistent region: the block finds its item through the block -> item table, or,
-// where every item is one block (block_items null: 1000 inputs of 4 KiB), at its own block number,
-// which spares every block one dependent load before its copy starts.
+// where every item is one block (block_items null: many small items, not all of one shape), at its
+// own block number, which spares every block one dependent load before its copy starts.
 template <uint32_t kCapacity>
 __global__ void __launch_bounds__(kThreads)
     copy_kernel(const DeviceItem* __restrict__ items, const uint32_t* __restrict__ block_items, uint32_t first_block,
@@ -452,7 +452,7 @@ class CudaCopyKernel final : public Kernel {
     for (const LaunchGroup& group : groups_) blocks += group.blocks;
     const std::string how = inline_           ? cat("items in the parameters (up to ", kInlineItems, ")")
                             : uniform_        ? cat("items of one shape, ", uniform_->items_per_block,
-                                                    " a block (their tensors by arithmetic where their addresses step evenly)")
+                                                    " a block (addresses by arithmetic where they step evenly)")
                             : block_per_item_ ? std::string("block b copies item b")
                                               : std::string("a block -> item table");
     return cat("cuda.copy tuning: ", kThreads, " threads, ", small_ ? kSmallUnroll : kUnroll, " vectors per thread (",
