@@ -253,7 +253,8 @@ def nonzero(x, *, index_dtype=None, fill_value=None):
     op = "opendml.jax.nonzero"
     x = jnp.asarray(x)
     index = _index_dtype(op, index_dtype)
-    return _nonzero(op, x, index, fill_value)
+    fill = _fill_values(op, fill_value, x.ndim, index) if fill_value is not None and x.ndim else None
+    return _nonzero(op, x, index, fill)
 
 
 def _fill_values(op: str, fill_value, columns: int, index: str) -> list:
@@ -274,13 +275,12 @@ def _fill_values(op: str, fill_value, columns: int, index: str) -> list:
     return values
 
 
-def _nonzero(op, x, index: str, fill_value):
+def _nonzero(op, x, index: str, fill):
     """nonzero with results of type `index`: uint32, int64, uint64, or int32 (argwhere's without
     JAX's 64-bit mode, which the handler writes as uint32 bits, so x may have at most 2^31 - 1
-    elements)."""
-    fill = None
-    if fill_value is not None and x.ndim:  # as the index type's bits
-        fill = tuple(v & (2 ** (8 * np.dtype(index).itemsize) - 1) for v in _fill_values(op, fill_value, x.ndim, index))
+    elements). fill: None, or _fill_values' integers, one a column."""
+    if fill:  # as the index type's bits
+        fill = tuple(v & (2 ** (8 * np.dtype(index).itemsize) - 1) for v in fill)
     if index == "int32" and x.size > np.iinfo(np.int32).max:
         raise opendml.Error(f"{op}: x has {x.size} elements, past the int32 coordinates and count of JAX without "
                             "64-bit mode (jax.config.update('jax_enable_x64', True) gives int64 ones)")
@@ -313,7 +313,7 @@ def argwhere(x, *, size=None, fill_value=None):
     fill = _fill_values(op, 0 if fill_value is None else fill_value, x.ndim, np.dtype(dtype).name) if x.ndim else []
     # The kernel writes the rows past the count, and the results are of argwhere's type already: no
     # other operation touches the coordinates.
-    coords, count = _nonzero(op, x, np.dtype(dtype).name, fill)
+    coords, count = _nonzero(op, x, np.dtype(dtype).name, fill or None)
     if size is None:
         if isinstance(count, jax.core.Tracer):
             raise opendml.Error(f"{op}: size is needed under jax.jit and jax.vmap (the count is not known when tracing)")

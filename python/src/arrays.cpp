@@ -400,10 +400,9 @@ nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed,
   const bool fresh = out.is_none();
   const Borrowed c = call.take(coords, {call.prefix, "coords"}, true, fresh),
                  k = call.take(count, {call.prefix, "count"}, true, fresh);
+  // out= of 64-bit indices, or uint32 coordinates past 2^32 - 1 elements (2^31 rows of 2 columns)
   for (const Borrowed* b : {&c, &k})
-    if (b->element_bytes == 8) extensions = ODML_EXTENSION_64BIT_INDICES;  // out= of 64-bit indices
-  // uint32 coordinates of 2^31 rows of 2 columns and more: the tensor passes 2^32 - 1 elements.
-  if (beyond_32_bits(c)) extensions = ODML_EXTENSION_64BIT_INDICES;
+    if (b->element_bytes == 8 || beyond_32_bits(*b)) extensions = ODML_EXTENSION_64BIT_INDICES;
   if (c.ndim != 2)
     invalid("nonzero: coords has " + std::to_string(c.ndim) + " dimensions; it must be 2-D, (x.size, columns)" +
             (transposed ? " transposed" : ""));
