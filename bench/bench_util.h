@@ -32,6 +32,25 @@ inline std::vector<uint8_t> random_elements(uint64_t count, uint32_t bytes_per_e
   return data;
 }
 
+// Alternating runs of zero and non-zero elements (density about 0.5), of geometric lengths with mean
+// mean_run: the peer benchmark's "clustered runs" (bench/peers/common.py).
+inline std::vector<uint8_t> clustered_elements(uint64_t count, uint32_t bytes_per_element, double mean_run,
+                                               uint64_t seed) {
+  std::vector<uint8_t> data(count * bytes_per_element, 0);
+  std::mt19937_64 rng(seed);
+  std::geometric_distribution<uint64_t> run(1.0 / mean_run);
+  bool nonzero = false;
+  for (uint64_t i = 0; i < count; nonzero = !nonzero) {
+    const uint64_t end = std::min(count, i + run(rng) + 1);
+    for (; i < end; ++i) {
+      if (!nonzero) continue;
+      uint64_t bits = rng() | 1;  // never zero, never -0.0
+      std::memcpy(&data[i * bytes_per_element], &bits, bytes_per_element);
+    }
+  }
+  return data;
+}
+
 inline std::vector<uint8_t> random_bytes(uint64_t count, uint64_t seed) {
   std::vector<uint8_t> data(count);
   std::mt19937_64 rng(seed);

@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <opendml/opendml.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -219,6 +220,21 @@ struct Runner {
     report(op, name, bytes_moved, device_us, bench::median(host), op_gpu.implementation());
   }
 
+  // A case's input, made the first time a selected case asks for it: making every input of the list
+  // took minutes where --filter picked a few cases.
+  class Inputs {
+   public:
+    explicit Inputs(std::function<std::vector<uint8_t>()> make) : make_(std::move(make)) {}
+    const std::vector<uint8_t>& get() {
+      if (!data_) data_ = make_();
+      return *data_;
+    }
+
+   private:
+    std::function<std::vector<uint8_t>()> make_;
+    std::optional<std::vector<uint8_t>> data_;
+  };
+
   void nonzero_cases() {
     const DML_TENSOR_DATA_TYPE types[] = {DML_TENSOR_DATA_TYPE_FLOAT32, DML_TENSOR_DATA_TYPE_FLOAT16,
                                           DML_TENSOR_DATA_TYPE_UINT8};
@@ -232,12 +248,13 @@ struct Runner {
     if (options.quick) sizes = {uint64_t{1} << 20}, ranks = {1, 4}, small_log2.clear();
     for (const int log2 : small_log2) {
       const uint64_t n = uint64_t{1} << log2;
-      nonzero_case(types[0], type_names[0], type_bytes[0], n, 2, 0.5, bench::random_elements(n, 4, 0.5, n), 4);
+      Inputs data([n] { return bench::random_elements(n, 4, 0.5, n); });
+      nonzero_case(types[0], type_names[0], type_bytes[0], n, 2, 0.5, data, 4);
     }
     for (int t = 0; t < 3; ++t)
       for (uint64_t n : sizes)
         for (double density : densities) {
-          const std::vector<uint8_t> data = bench::random_elements(n, type_bytes[t], density, n + t);
+          Inputs data([&] { return bench::random_elements(n, type_bytes[t], density, n + t); });
           for (uint32_t rank : ranks)
             for (uint32_t coordinate_bytes : {4u, 8u}) {
               // int64 coordinates (the 64-bit indices extension), as torch.nonzero writes them:
@@ -247,19 +264,25 @@ struct Runner {
             }
         }
     if (options.quick) return;
+    // Runs of non-zeros, where whole warps' mask words are full or empty.
+    for (uint32_t rank : {1u, 2u}) {
+      const uint64_t n = uint64_t{1} << 24;
+      Inputs data([n] { return bench::clustered_elements(n, 4, 4096, n); });
+      nonzero_case(types[0], type_names[0], type_bytes[0], n, rank, 0.5, data, 4, " clustered runs");
+    }
     // Inputs past 2^24 elements, where the kernel takes more chunks (bench/NOTES.md): each type at
     // 2^26, float32 at 2^28 too, rank 2 at density 0.5.
     for (int t = 0; t < 3; ++t)
       for (const int log2 : {26, 28}) {
         if (log2 == 28 && t != 0) continue;
         const uint64_t n = uint64_t{1} << log2;
-        nonzero_case(types[t], type_names[t], type_bytes[t], n, 2, 0.5,
-                     bench::random_elements(n, type_bytes[t], 0.5, n + t), 4);
+        Inputs data([&] { return bench::random_elements(n, type_bytes[t], 0.5, n + t); });
+        nonzero_case(types[t], type_names[t], type_bytes[t], n, 2, 0.5, data, 4);
       }
   }
 
   void nonzero_case(DML_TENSOR_DATA_TYPE type, const char* type_name, uint32_t type_bytes, uint64_t n, uint32_t rank,
-                    double density, const std::vector<uint8_t>& data, uint32_t coordinate_bytes) {
+                    double density, Inputs& inputs, uint32_t coordinate_bytes, const char* pattern = "") {
     const std::vector<uint32_t> shape = bench::shape_of(n, rank);
     const auto m = static_cast<uint32_t>(n);
     std::vector<uint32_t> count_sizes(rank < 2 ? 1 : rank, 1), coordinate_sizes(std::max(rank, 2u), 1);
@@ -270,8 +293,10 @@ struct Runner {
     opendml::NonzeroCoordinatesDesc desc(TensorDesc(type, shape), TensorDesc(index_type, count_sizes),
                                          TensorDesc(index_type, coordinate_sizes));
     char name[96];
-    std::snprintf(name, sizeof name, "%s n=%s rank=%u density=%g%s", type_name, bench::pow2(n).c_str(), rank, density,
-                  coordinate_bytes == 8 ? " int64" : "");
+    std::snprintf(name, sizeof name, "%s n=%s rank=%u density=%g%s%s", type_name, bench::pow2(n).c_str(), rank, density,
+                  pattern, coordinate_bytes == 8 ? " int64" : "");
+    if (!selected(std::string("nonzero ") + name)) return;
+    const std::vector<uint8_t>& data = inputs.get();
     uint64_t nonzeros = 0;  // for the bytes a perfect kernel writes
     for (uint64_t i = 0; i < n; ++i) {
       uint32_t bits = 0;
@@ -299,6 +324,7 @@ struct Runner {
     char name[96];
     std::snprintf(name, sizeof name, "%s %u x [%u, %u] axis 1 (%u-byte slices)", type_name, pieces, rows, slice,
                   slice_bytes);
+    if (!selected(std::string(split ? "split " : "join ") + name)) return;
     std::vector<std::vector<uint8_t>> data;
     const uint64_t piece_bytes = uint64_t{rows} * slice_bytes;
     if (!split) {

@@ -245,6 +245,49 @@ TEST(DeviceNonzero, OneTileAndAFew) {
   }
 }
 
+// Runs of non-zeros and of zeros, from one element to several tiles, starting on and off the GPU
+// kernel's 32-element mask words and a warp's 1024 elements, for each element width: warps whose
+// words are all full or all empty beside warps with partial words.
+template <class T>
+std::vector<T> runs_of_nonzeros(uint64_t elements) {
+  const uint64_t lengths[] = {1024, 3072, 32, 64, 5000, 7, 2048, 31, 33, 20000, 1, 4096, 8192, 995};
+  std::vector<T> values(elements);
+  bool nonzero = true;
+  for (uint64_t i = 0, k = 0; i < elements; nonzero = !nonzero, ++k)
+    for (uint64_t end = std::min(elements, i + lengths[k % std::size(lengths)]); i < end; ++i)
+      values[i] = nonzero ? static_cast<T>(i % 200 + 1) : T{0};
+  return values;
+}
+
+TEST(DeviceNonzero, RunsOfNonzeros) {
+  for (uint32_t elements : {70000u, 300007u}) {
+    SCOPED_TRACE(::testing::Message() << elements << " elements");
+    NonzeroTester()
+        .type(DML_TENSOR_DATA_TYPE_UINT32)
+        .sizes({elements})
+        .values(runs_of_nonzeros<uint32_t>(elements))
+        .run();
+    NonzeroTester()
+        .type(DML_TENSOR_DATA_TYPE_UINT16)
+        .sizes({elements})
+        .values(runs_of_nonzeros<uint16_t>(elements))
+        .run();
+    NonzeroTester()
+        .type(DML_TENSOR_DATA_TYPE_UINT8)
+        .sizes({elements})
+        .values(runs_of_nonzeros<uint8_t>(elements))
+        .run();
+    NonzeroTester()
+        .type(DML_TENSOR_DATA_TYPE_UINT32)
+        .sizes({elements / 7, 7})
+        .values(runs_of_nonzeros<uint32_t>(elements / 7 * 7))
+        .fill_values({3, 4})
+        .run();
+  }
+  // Every element non-zero: every warp's words are full.
+  NonzeroTester().type(DML_TENSOR_DATA_TYPE_UINT8).sizes({1000, 301}).density(1.0).run();
+}
+
 TEST(DeviceNonzero, RandomCases) {
   random_cases(200, [](Rng& rng) { random_nonzero_coordinates(rng).run(); });
 }
