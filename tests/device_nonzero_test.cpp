@@ -249,40 +249,25 @@ TEST(DeviceNonzero, OneTileAndAFew) {
 // kernel's 32-element mask words and a warp's 1024 elements, for each element width: warps whose
 // words are all full or all empty beside warps with partial words.
 template <class T>
-std::vector<T> runs_of_nonzeros(uint64_t elements) {
+NonzeroTester runs_of_nonzeros(DML_TENSOR_DATA_TYPE type, const Shape& sizes) {
   const uint64_t lengths[] = {1024, 3072, 32, 64, 5000, 7, 2048, 31, 33, 20000, 1, 4096, 8192, 995};
+  uint64_t elements = 1;
+  for (uint32_t size : sizes) elements *= size;
   std::vector<T> values(elements);
   bool nonzero = true;
   for (uint64_t i = 0, k = 0; i < elements; nonzero = !nonzero, ++k)
     for (uint64_t end = std::min(elements, i + lengths[k % std::size(lengths)]); i < end; ++i)
       values[i] = nonzero ? static_cast<T>(i % 200 + 1) : T{0};
-  return values;
+  return NonzeroTester().type(type).sizes(sizes).values(values);
 }
 
 TEST(DeviceNonzero, RunsOfNonzeros) {
   for (uint32_t elements : {70000u, 300007u}) {
     SCOPED_TRACE(::testing::Message() << elements << " elements");
-    NonzeroTester()
-        .type(DML_TENSOR_DATA_TYPE_UINT32)
-        .sizes({elements})
-        .values(runs_of_nonzeros<uint32_t>(elements))
-        .run();
-    NonzeroTester()
-        .type(DML_TENSOR_DATA_TYPE_UINT16)
-        .sizes({elements})
-        .values(runs_of_nonzeros<uint16_t>(elements))
-        .run();
-    NonzeroTester()
-        .type(DML_TENSOR_DATA_TYPE_UINT8)
-        .sizes({elements})
-        .values(runs_of_nonzeros<uint8_t>(elements))
-        .run();
-    NonzeroTester()
-        .type(DML_TENSOR_DATA_TYPE_UINT32)
-        .sizes({elements / 7, 7})
-        .values(runs_of_nonzeros<uint32_t>(elements / 7 * 7))
-        .fill_values({3, 4})
-        .run();
+    runs_of_nonzeros<uint32_t>(DML_TENSOR_DATA_TYPE_UINT32, {elements}).run();
+    runs_of_nonzeros<uint16_t>(DML_TENSOR_DATA_TYPE_UINT16, {elements}).run();
+    runs_of_nonzeros<uint8_t>(DML_TENSOR_DATA_TYPE_UINT8, {elements}).run();
+    runs_of_nonzeros<uint32_t>(DML_TENSOR_DATA_TYPE_UINT32, {elements / 7, 7}).fill_values({3, 4}).run();
   }
   // Every element non-zero: every warp's words are full.
   NonzeroTester().type(DML_TENSOR_DATA_TYPE_UINT8).sizes({1000, 301}).density(1.0).run();

@@ -278,9 +278,9 @@ def _fill_values(op: str, fill_value, columns: int, index: str) -> list:
 def _nonzero(op, x, index: str, fill):
     """nonzero with results of type `index`: uint32, int64, uint64, or int32 (argwhere's without
     JAX's 64-bit mode, which the handler writes as uint32 bits, so x may have at most 2^31 - 1
-    elements). fill: None, or _fill_values' integers, one a column."""
-    if fill:  # as the index type's bits
-        fill = tuple(v & (2 ** (8 * np.dtype(index).itemsize) - 1) for v in fill)
+    elements). fill: _fill_values' integers, one a column; None or empty for no fill rows."""
+    bits = 2 ** (8 * np.dtype(index).itemsize) - 1
+    fill = tuple(v & bits for v in fill) if fill else None  # as the index type's bits
     if index == "int32" and x.size > np.iinfo(np.int32).max:
         raise opendml.Error(f"{op}: x has {x.size} elements, past the int32 coordinates and count of JAX without "
                             "64-bit mode (jax.config.update('jax_enable_x64', True) gives int64 ones)")
@@ -313,7 +313,7 @@ def argwhere(x, *, size=None, fill_value=None):
     fill = _fill_values(op, 0 if fill_value is None else fill_value, x.ndim, np.dtype(dtype).name) if x.ndim else []
     # The kernel writes the rows past the count, and the results are of argwhere's type already: no
     # other operation touches the coordinates.
-    coords, count = _nonzero(op, x, np.dtype(dtype).name, fill or None)
+    coords, count = _nonzero(op, x, np.dtype(dtype).name, fill)
     if size is None:
         if isinstance(count, jax.core.Tracer):
             raise opendml.Error(f"{op}: size is needed under jax.jit and jax.vmap (the count is not known when tracing)")
