@@ -316,6 +316,48 @@ TEST_F(DeviceCuda, HugeNonzeroOverTwoToThe31Elements) {
   }
 }
 
+// 2^28 float32 elements: on a GPU of 132 SMs, 656 blocks of 100 tiles would start their ranges a
+// multiple of 64 KiB apart, so the kernel gives them an odd number, 101 (kOddRangeTiles in
+// nonzero_kernels.cu), and every block's last group of two tiles is half full. Non-zeros every 4099
+// elements and on both sides of every boundary of 101 tiles (4096 elements each); the rows of a 1-D
+// input are flat indices, so they are known without a reference.
+TEST_F(DeviceCuda, NonzeroOfBlocksOfAnOddNumberOfTiles) {
+  const uint32_t m = 1u << 28, range = 101 * 4096;
+  size_t free_bytes = 0, total = 0;
+  ASSERT_CUDA(cudaMemGetInfo(&free_bytes, &total));
+  if (free_bytes < uint64_t{m} * 8 + (uint64_t{1} << 30)) GTEST_SKIP() << "needs about 3 GB of free GPU memory";
+  std::vector<float> values(m, 0.0f);
+  std::vector<uint32_t> nonzero;
+  for (uint32_t i = 0; i < m; ++i) {
+    if (i % 4099 == 0 || i % range == 0 || i % range == range - 1) {
+      values[i] = static_cast<float>(i % 1000 + 1);
+      nonzero.push_back(i);
+    }
+  }
+  opendml::NonzeroCoordinatesDesc desc(TensorDesc(DML_TENSOR_DATA_TYPE_FLOAT32, {m}),
+                                       TensorDesc(DML_TENSOR_DATA_TYPE_UINT32, {1}),
+                                       TensorDesc(DML_TENSOR_DATA_TYPE_UINT32, {m, 1}));
+  opendml::CompiledOperator op = opendml::Operator(test_device(), desc).compile();
+  CudaBuffer input(uint64_t{m} * 4), count(4), coordinates(uint64_t{m} * 4),
+      temporary(op.binding_properties().temporary_size_in_bytes);
+  ASSERT_NE(input.data, nullptr);
+  ASSERT_NE(coordinates.data, nullptr);
+  Bytes bytes(uint64_t{m} * 4);
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  input.upload(bytes);
+  op.initialize();
+  const odml_buffer_binding in = input.binding(), out[2] = {count.binding(), coordinates.binding()};
+  op.execute(odml_bindings{&in, 1, out, 2, temporary.binding(), {}}, nullptr);
+  ASSERT_CUDA(cudaDeviceSynchronize());
+  const Bytes c = count.download(4), rows = coordinates.download(nonzero.size() * 4);
+  uint32_t n;
+  std::memcpy(&n, c.data(), 4);
+  ASSERT_EQ(n, nonzero.size());
+  std::vector<uint32_t> got(nonzero.size());
+  std::memcpy(got.data(), rows.data(), rows.size());
+  for (size_t k = 0; k < nonzero.size(); ++k) ASSERT_EQ(got[k], nonzero[k]) << "row " << k;
+}
+
 // 64-bit indices (docs/contract.md section 7): an input of more than 2^32 elements, with rows
 // numbered past 2^32 - 1 and the coordinates' row dimensions split in two.
 TEST_F(DeviceCuda, HugeNonzeroPastTwoToThe32ElementsWith64BitIndices) {

@@ -42,6 +42,9 @@ constexpr uint32_t kWarps = kThreads / 32;
 constexpr uint32_t kVectors = 4;  // 16-byte loads per thread and tile, striped across the block
 constexpr uint32_t kTileBytes = kThreads * kVectors * 16;
 constexpr uint32_t kPassTiles = kThreads / kWarps;  // phase 2 reads the counts of this many tiles at once
+// Blocks of at least this many tiles take an odd number: blocks whose ranges start a multiple of
+// 64 KiB apart read 6% slower all at once (float32 at 2^28: 100 tiles a block; 1.036x with 101).
+constexpr uint32_t kOddRangeTiles = 64;
 
 // 32-bit mask words per tile: one bit per element.
 constexpr uint32_t tile_words(uint32_t element_bytes) { return kTileBytes / element_bytes / 32; }
@@ -725,7 +728,8 @@ class CudaNonzeroKernel final : public Kernel {
     // As many blocks as can be resident at once (the grid barrier needs all of them), each taking
     // an equal share of the tiles: whole groups of tiles where a block has a group's worth or more,
     // since phase 2 spends as long on a group cut short as on a full one (float32 at 2^24: 512 blocks
-    // of 8 tiles instead of 586 of 7, 1.04-1.07x; bench/NOTES.md).
+    // of 8 tiles instead of 586 of 7, 1.04-1.07x), but an odd number from kOddRangeTiles up, where
+    // the half group left costs less than the reads of evenly spaced ranges (bench/NOTES.md).
     DeviceGuard guard(ordinal_);
     int per_sm = 0;
     ODML_RETURN_IF_ERROR(cuda_status(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel_, kThreads, 0),
@@ -735,6 +739,7 @@ class CudaNonzeroKernel final : public Kernel {
     const uint32_t group = group_tiles(plan.element_bytes);
     p.tiles_per_block = ceil_div(p.tiles, resident);
     if (p.tiles_per_block > group) p.tiles_per_block = ceil_div(p.tiles_per_block, group) * group;
+    if (p.tiles_per_block >= kOddRangeTiles) p.tiles_per_block |= 1;
     blocks_ = ceil_div(p.tiles, p.tiles_per_block);
     // Kept: as many of a block's tiles as the shared memory left beside per_sm resident blocks holds.
     const Result<uint32_t> kept = kept_tiles(kernel_, per_sm, p.tiles_per_block, plan.element_bytes);
@@ -749,9 +754,9 @@ class CudaNonzeroKernel final : public Kernel {
     if (verbose())
       log_verbose(cat("cuda.nonzero tuning: ", kThreads, " threads, ", kVectors,
                       " 16-byte vectors per thread and tile (", kTileBytes, "-byte tiles, 2 in flight per block), ",
-                      kPassTiles, " tiles per pass, written in groups of ", group, "; ", blocks_, " blocks of ",
-                      p.tiles_per_block, " tiles (", per_sm, " per SM), ", p.kept_tiles, " of them kept in ",
-                      kept_bytes_, " bytes of shared memory"));
+                      kPassTiles, " tiles per pass, written in groups of ", group, ", an odd number a block from ",
+                      kOddRangeTiles, "; ", blocks_, " blocks of ", p.tiles_per_block, " tiles (", per_sm, " per SM), ",
+                      p.kept_tiles, " of them kept in ", kept_bytes_, " bytes of shared memory"));
     return {};
   }
 
