@@ -281,26 +281,15 @@ TEST_F(DeviceCuda, NonzeroOfTilesPastTheKeptOnes) {
   }
 }
 
-// 2^31 + 2^21 + 3 one-byte elements (a partial last tile), non-zeros on both sides of 2^31 and
-// at the very end. Rows are flat indices (a 1-D input), so they are known without a reference.
-TEST_F(DeviceCuda, HugeNonzeroOverTwoToThe31Elements) {
-  const uint32_t m = (1u << 31) + (1u << 21) + 3;
-  size_t free_bytes = 0, total = 0;
-  ASSERT_CUDA(cudaMemGetInfo(&free_bytes, &total));
-  if (free_bytes < uint64_t{m} * 5 + (uint64_t{1} << 30)) GTEST_SKIP() << "needs about 11 GB of free GPU memory";
-  const std::vector<uint32_t> nonzero = {0, 1000, (1u << 31) - 1, 1u << 31, (1u << 31) + 5, m - 1};
-  opendml::NonzeroCoordinatesDesc desc(TensorDesc(DML_TENSOR_DATA_TYPE_INT8, {m}),
-                                       TensorDesc(DML_TENSOR_DATA_TYPE_UINT32, {1}),
+// NONZERO_COORDINATES of a 1-D input of m elements of `type`, already on the GPU: the count and the
+// rows, flat indices in uint32, must be `nonzero`.
+void expect_flat_rows(DML_TENSOR_DATA_TYPE type, uint32_t m, const CudaBuffer& input,
+                      const std::vector<uint32_t>& nonzero) {
+  opendml::NonzeroCoordinatesDesc desc(TensorDesc(type, {m}), TensorDesc(DML_TENSOR_DATA_TYPE_UINT32, {1}),
                                        TensorDesc(DML_TENSOR_DATA_TYPE_UINT32, {m, 1}));
   opendml::CompiledOperator op = opendml::Operator(test_device(), desc).compile();
-  const odml_binding_properties p = op.binding_properties();
-  // Regions of TotalTensorSizeInBytes: the input's m bytes round up to a multiple of 4.
-  CudaBuffer input((uint64_t{m} + 3) / 4 * 4), count(4), coordinates(uint64_t{m} * 4),
-      temporary(p.temporary_size_in_bytes);
-  ASSERT_NE(input.data, nullptr);
+  CudaBuffer count(4), coordinates(uint64_t{m} * 4), temporary(op.binding_properties().temporary_size_in_bytes);
   ASSERT_NE(coordinates.data, nullptr);
-  ASSERT_CUDA(cudaMemset(input.data, 0, input.size));
-  for (uint32_t i : nonzero) ASSERT_CUDA(cudaMemset(static_cast<uint8_t*>(input.data) + i, 0x80, 1));  // INT8 -128
   op.initialize();
   const odml_buffer_binding in = input.binding(), out[2] = {count.binding(), coordinates.binding()};
   op.execute(odml_bindings{&in, 1, out, 2, temporary.binding(), {}}, nullptr);
@@ -309,11 +298,25 @@ TEST_F(DeviceCuda, HugeNonzeroOverTwoToThe31Elements) {
   uint32_t n;
   std::memcpy(&n, c.data(), 4);
   ASSERT_EQ(n, nonzero.size());
-  for (size_t k = 0; k < nonzero.size(); ++k) {
-    uint32_t row;
-    std::memcpy(&row, &rows[k * 4], 4);
-    EXPECT_EQ(row, nonzero[k]) << "row " << k;
-  }
+  std::vector<uint32_t> got(nonzero.size());
+  std::memcpy(got.data(), rows.data(), rows.size());
+  for (size_t k = 0; k < nonzero.size(); ++k) ASSERT_EQ(got[k], nonzero[k]) << "row " << k;
+}
+
+// 2^31 + 2^21 + 3 one-byte elements (a partial last tile), non-zeros on both sides of 2^31 and
+// at the very end. Rows are flat indices (a 1-D input), so they are known without a reference.
+TEST_F(DeviceCuda, HugeNonzeroOverTwoToThe31Elements) {
+  const uint32_t m = (1u << 31) + (1u << 21) + 3;
+  size_t free_bytes = 0, total = 0;
+  ASSERT_CUDA(cudaMemGetInfo(&free_bytes, &total));
+  if (free_bytes < uint64_t{m} * 5 + (uint64_t{1} << 30)) GTEST_SKIP() << "needs about 11 GB of free GPU memory";
+  const std::vector<uint32_t> nonzero = {0, 1000, (1u << 31) - 1, 1u << 31, (1u << 31) + 5, m - 1};
+  // Regions of TotalTensorSizeInBytes: the input's m bytes round up to a multiple of 4.
+  CudaBuffer input((uint64_t{m} + 3) / 4 * 4);
+  ASSERT_NE(input.data, nullptr);
+  ASSERT_CUDA(cudaMemset(input.data, 0, input.size));
+  for (uint32_t i : nonzero) ASSERT_CUDA(cudaMemset(static_cast<uint8_t*>(input.data) + i, 0x80, 1));  // INT8 -128
+  expect_flat_rows(DML_TENSOR_DATA_TYPE_INT8, m, input, nonzero);
 }
 
 // 2^28 float32 elements: on a GPU of 132 SMs, 656 blocks of 100 tiles would start their ranges a
@@ -334,28 +337,12 @@ TEST_F(DeviceCuda, NonzeroOfBlocksOfAnOddNumberOfTiles) {
       nonzero.push_back(i);
     }
   }
-  opendml::NonzeroCoordinatesDesc desc(TensorDesc(DML_TENSOR_DATA_TYPE_FLOAT32, {m}),
-                                       TensorDesc(DML_TENSOR_DATA_TYPE_UINT32, {1}),
-                                       TensorDesc(DML_TENSOR_DATA_TYPE_UINT32, {m, 1}));
-  opendml::CompiledOperator op = opendml::Operator(test_device(), desc).compile();
-  CudaBuffer input(uint64_t{m} * 4), count(4), coordinates(uint64_t{m} * 4),
-      temporary(op.binding_properties().temporary_size_in_bytes);
+  CudaBuffer input(uint64_t{m} * 4);
   ASSERT_NE(input.data, nullptr);
-  ASSERT_NE(coordinates.data, nullptr);
   Bytes bytes(uint64_t{m} * 4);
   std::memcpy(bytes.data(), values.data(), bytes.size());
   input.upload(bytes);
-  op.initialize();
-  const odml_buffer_binding in = input.binding(), out[2] = {count.binding(), coordinates.binding()};
-  op.execute(odml_bindings{&in, 1, out, 2, temporary.binding(), {}}, nullptr);
-  ASSERT_CUDA(cudaDeviceSynchronize());
-  const Bytes c = count.download(4), rows = coordinates.download(nonzero.size() * 4);
-  uint32_t n;
-  std::memcpy(&n, c.data(), 4);
-  ASSERT_EQ(n, nonzero.size());
-  std::vector<uint32_t> got(nonzero.size());
-  std::memcpy(got.data(), rows.data(), rows.size());
-  for (size_t k = 0; k < nonzero.size(); ++k) ASSERT_EQ(got[k], nonzero[k]) << "row " << k;
+  expect_flat_rows(DML_TENSOR_DATA_TYPE_FLOAT32, m, input, nonzero);
 }
 
 // 64-bit indices (docs/contract.md section 7): an input of more than 2^32 elements, with rows

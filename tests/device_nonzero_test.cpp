@@ -250,15 +250,7 @@ TEST(DeviceNonzero, OneTileAndAFew) {
 // words are all full or all empty beside warps with partial words.
 template <class T>
 NonzeroTester runs_of_nonzeros(DML_TENSOR_DATA_TYPE type, const Shape& sizes) {
-  const uint64_t lengths[] = {1024, 3072, 32, 64, 5000, 7, 2048, 31, 33, 20000, 1, 4096, 8192, 995};
-  uint64_t elements = 1;
-  for (uint32_t size : sizes) elements *= size;
-  std::vector<T> values(elements);
-  bool nonzero = true;
-  for (uint64_t i = 0, k = 0; i < elements; nonzero = !nonzero, ++k)
-    for (uint64_t end = std::min(elements, i + lengths[k % std::size(lengths)]); i < end; ++i)
-      values[i] = nonzero ? static_cast<T>(i % 200 + 1) : T{0};
-  return NonzeroTester().type(type).sizes(sizes).values(values);
+  return alternating_runs<T>(type, sizes, {1024, 3072, 32, 64, 5000, 7, 2048, 31, 33, 20000, 1, 4096, 8192, 995});
 }
 
 TEST(DeviceNonzero, RunsOfNonzeros) {

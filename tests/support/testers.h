@@ -5,6 +5,7 @@
 // with the oracle (support/oracle.h), and with any values the case expects from docs/contract.md.
 #pragma once
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -187,5 +188,22 @@ class NonzeroTester : public Tester<NonzeroTester> {
   std::optional<uint32_t> expected_count_;
   std::vector<Coordinates> expected_rows_;
 };
+
+// A NONZERO case of alternating runs of non-zero and zero elements of type T (FLOAT16 as uint16_t
+// bits): run k is lengths[k % lengths.size()] * unit elements long, the first one non-zero where
+// first_nonzero. For inputs whose mask words, warps or tiles are all full or all empty beside
+// partial ones.
+template <class T>
+NonzeroTester alternating_runs(DML_TENSOR_DATA_TYPE type, const Shape& sizes, const std::vector<uint64_t>& lengths,
+                               uint64_t unit = 1, bool first_nonzero = true) {
+  uint64_t elements = 1;
+  for (uint32_t size : sizes) elements *= size;
+  std::vector<T> values(elements);
+  bool nonzero = first_nonzero;
+  for (uint64_t i = 0, k = 0; i < elements; nonzero = !nonzero, ++k)
+    for (uint64_t end = std::min(elements, i + lengths[k % lengths.size()] * unit); i < end; ++i)
+      values[i] = nonzero ? static_cast<T>(i % 200 + 1) : T{0};
+  return NonzeroTester().type(type).sizes(sizes).values(values);
+}
 
 }  // namespace odml_test
