@@ -264,6 +264,7 @@ TEST_F(DeviceCuda, OneCompiledOperatorOnTwoStreams) {
 // (nonzero_kernels.cu, Kept), so it is a few bytes a block until an input is large enough for some
 // to spill. The first size that spills (in steps of 2^22 elements), found by its temporary size, bit
 // for bit against the CPU, for one-byte and four-byte inputs (one and two tiles a group in phase 2).
+// Four-byte inputs spill first the tiles of their pool (NonzeroOfPooledGroups), which is never kept.
 TEST_F(DeviceCuda, NonzeroOfTilesPastTheKeptOnes) {
   for (DML_TENSOR_DATA_TYPE type : {DML_TENSOR_DATA_TYPE_UINT8, DML_TENSOR_DATA_TYPE_FLOAT32}) {
     uint32_t rows = 1u << 10;
@@ -319,13 +320,13 @@ TEST_F(DeviceCuda, HugeNonzeroOverTwoToThe31Elements) {
   expect_flat_rows(DML_TENSOR_DATA_TYPE_INT8, m, input, nonzero);
 }
 
-// 2^28 float32 elements: on a GPU of 132 SMs, 656 blocks of 100 tiles would start their ranges a
-// multiple of 64 KiB apart, so the kernel gives them an odd number, 101 (kOddRangeTiles in
-// nonzero_kernels.cu), and every block's last group of two tiles is half full. Non-zeros every 4099
-// elements and on both sides of every boundary of 101 tiles (4096 elements each); the rows of a 1-D
-// input are flat indices, so they are known without a reference.
+// 2^28 float32 elements: on a GPU of 132 SMs, 528 blocks (4 an SM) of 126 tiles would start their
+// ranges a multiple of 64 KiB apart, so the kernel gives them an odd number, 127 (kOddRangeTiles in
+// nonzero_kernels.cu), and every block's last group of two tiles, one of its pooled groups, is half
+// full. Non-zeros every 4099 elements and on both sides of every boundary of 127 tiles (4096
+// elements each); the rows of a 1-D input are flat indices, so they are known without a reference.
 TEST_F(DeviceCuda, NonzeroOfBlocksOfAnOddNumberOfTiles) {
-  const uint32_t m = 1u << 28, range = 101 * 4096;
+  const uint32_t m = 1u << 28, range = 127 * 4096;
   size_t free_bytes = 0, total = 0;
   ASSERT_CUDA(cudaMemGetInfo(&free_bytes, &total));
   if (free_bytes < uint64_t{m} * 8 + (uint64_t{1} << 30)) GTEST_SKIP() << "needs about 3 GB of free GPU memory";
@@ -343,6 +344,25 @@ TEST_F(DeviceCuda, NonzeroOfBlocksOfAnOddNumberOfTiles) {
   std::memcpy(bytes.data(), values.data(), bytes.size());
   input.upload(bytes);
   expect_flat_rows(DML_TENSOR_DATA_TYPE_FLOAT32, m, input, nonzero);
+}
+
+// Groups of tiles that other blocks write (the pool, kPoolTiles in nonzero_kernels.cu): runs of
+// whole tiles, non-zero and zero, so that pooled and own groups are full, empty or partly full
+// beside each other, against the CPU, twice on the same temporary region for the first case (the
+// pool's state is reset by each call). A grid has a pool from 16 tiles a block under the kernel
+// without one, 5 blocks an SM for two- and four-byte elements; then it takes the pooled kernel, 4 an
+// SM. On a GPU of 132 SMs: float32 at 10240 tiles of 4096 elements makes 512 blocks of 20 tiles, the
+// last 2 of each block's 10 groups pooled; {4096, 10243} float32 elements (rows of two coordinates,
+// tiles cut short, fill rows) 513 blocks, the last of 3 tiles with its pooled groups past the
+// input's end; float16 {3, 27962027} (10241 tiles of 8192 elements, one tile a group) 513 blocks of
+// 20 tiles, 5 of them pooled, the last block of one tile.
+TEST_F(DeviceCuda, NonzeroOfPooledGroups) {
+  const std::vector<uint64_t> tiles = {1, 2, 3, 5, 8, 13, 21, 34, 7, 1, 1, 4};
+  alternating_runs<uint32_t>(DML_TENSOR_DATA_TYPE_FLOAT32, {10240 * 4096}, tiles, 4096).executions(2).run();
+  alternating_runs<uint32_t>(DML_TENSOR_DATA_TYPE_FLOAT32, {4096, 10243}, tiles, 4096 + 17, false)
+      .fill_values({7, 9})
+      .run();
+  alternating_runs<uint16_t>(DML_TENSOR_DATA_TYPE_FLOAT16, {3, 27962027}, tiles, 8192).fill_values({1, 2}).run();
 }
 
 // 64-bit indices (docs/contract.md section 7): an input of more than 2^32 elements, with rows

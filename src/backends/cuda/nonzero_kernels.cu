@@ -17,6 +17,10 @@
 //            memory and writes the coordinates from there, a row per thread (a 16-byte part per
 //            thread for rows wider than 16 bytes), consecutive threads to consecutive rows; the next
 //            group's mask words are loaded meanwhile. The last block writes the count.
+//            Where blocks have kPoolTiles tiles or more, the last of each block's groups go to a
+//            pool: their owner only publishes their first rows, and blocks done with their own
+//            groups claim them one at a time (write_pool), so that the GPU does not end the call
+//            writing with ever fewer blocks.
 //
 // The input is read once; phase 2 reads the mask (1 bit per element) from shared memory or, past
 // the kept tiles, usually from L2. Earlier versions (bench/NOTES.md): a single-pass scan with
@@ -25,6 +29,7 @@
 #include <cooperative_groups.h>
 
 #include <algorithm>
+#include <cuda/atomic>
 #include <initializer_list>
 #include <utility>
 
@@ -45,6 +50,16 @@ constexpr uint32_t kPassTiles = kThreads / kWarps;  // phase 2 reads the counts 
 // Blocks of at least this many tiles take an odd number: blocks whose ranges start a multiple of
 // 64 KiB apart read 6% slower all at once (float32 at 2^28: 100 tiles a block; 1.036x with 101).
 constexpr uint32_t kOddRangeTiles = 64;
+// Blocks of at least kPoolTiles tiles leave the last 1/kPoolShare of their groups (kPassTiles tiles
+// at most) to a pool that whichever block is done with its own groups first writes: blocks of the
+// same work end phase 2 up to 140 us apart at 2^28 elements (1.04x at 2^28, 1.03x at 2^26; below 16
+// tiles a block the claims cost more than they win). One-byte elements keep no pool: its code alone
+// cost their kernels 8-15% (bench/NOTES.md, "A pool of each block's last groups").
+constexpr uint32_t kPoolTiles = 16;
+constexpr uint32_t kPoolShare = 4;
+constexpr bool pools(uint32_t element_bytes) { return element_bytes >= 2; }
+// pool_rows' value until the owner has published it.
+constexpr uint64_t kRowPending = ~uint64_t{0};
 
 // 32-bit mask words per tile: one bit per element.
 constexpr uint32_t tile_words(uint32_t element_bytes) { return kTileBytes / element_bytes / 32; }
@@ -73,10 +88,18 @@ struct NonzeroParams {
   // The tiles of a block past its first kept_tiles (Kept) have slots here, spilled_tiles a block:
   uint32_t* warp_counts;  // kWarps words a slot: the non-zeros each warp found in the tile
   uint32_t* flag_words;   // tile_words(element bytes) a slot: bit i is the tile's element i
+  // The pool (kPoolTiles): a block's tiles past own_tiles, pool_groups groups, are always spilled, and
+  // written by whichever block claims them first, in the order of *claims (a count over the grid).
+  // Their owner publishes each one's rows in pool_rows: pool_groups + 1 words a block, the pool's first
+  // row and each group's end row, kRowPending until then.
+  uint32_t* claims;
+  uint64_t* pool_rows;
   uint64_t elements;
   uint32_t tiles;
   uint32_t tiles_per_block;
-  uint32_t kept_tiles;  // a multiple of group_tiles, or tiles_per_block
+  uint32_t own_tiles;    // tiles_per_block less the pool's: a multiple of group_tiles where there is a pool
+  uint32_t pool_groups;  // 0: no pool
+  uint32_t kept_tiles;   // a multiple of group_tiles, or tiles_per_block; at most own_tiles
   uint32_t spilled_tiles;
   uint32_t value_mask;
   uint32_t count_bytes;
@@ -235,19 +258,23 @@ struct Kept {
 
   // Where tile `tile` of a block whose first tile is `first` keeps them.
   __device__ __forceinline__ uint32_t* mask_of(const NonzeroParams& p, uint32_t first, uint32_t tile) {
-    return slot<kTileWords>(words, p, p.flag_words, tile - first);
+    return slot<kTileWords>(words, p, p.flag_words, blockIdx.x, tile - first);
   }
   __device__ __forceinline__ uint32_t* warp_counts_of(const NonzeroParams& p, uint32_t first, uint32_t tile) {
-    return slot<kWarps>(warp_counts, p, p.warp_counts, tile - first);
+    return slot<kWarps>(warp_counts, p, p.warp_counts, blockIdx.x, tile - first);
+  }
+  // The mask of tile number i of block `block`, where i is one of its pooled tiles (always spilled).
+  static __device__ __forceinline__ uint32_t* pooled_mask_of(const NonzeroParams& p, uint32_t block, uint32_t i) {
+    return slot<kTileWords>(nullptr, p, p.flag_words, block, i);
   }
 
  private:
-  // The kWords words of the block's tile number i: kept, or in the block's spilled slots.
+  // The kWords words of block `block`'s tile number i: kept, or in the block's spilled slots.
   template <uint32_t kWords>
   static __device__ __forceinline__ uint32_t* slot(uint32_t* kept, const NonzeroParams& p, uint32_t* spilled,
-                                                   uint32_t i) {
+                                                   uint32_t block, uint32_t i) {
     if (i < p.kept_tiles) return kept + i * kWords;
-    return spilled + (uint64_t{blockIdx.x} * p.spilled_tiles + (i - p.kept_tiles)) * kWords;
+    return spilled + (uint64_t{block} * p.spilled_tiles + (i - p.kept_tiles)) * kWords;
   }
 };
 
@@ -528,8 +555,99 @@ __device__ __forceinline__ void read_pass_counts(const NonzeroParams& p, Kept<T>
   if (threadIdx.x % kWarps == 0) counts[t] = c;
 }
 
-template <class T, bool kContiguous, class Index, class C>
+// The pool (kPoolTiles). Pooled group number g of the grid is group g % p.pool_groups of block
+// g / p.pool_groups's pool; this is its first tile.
+template <class T>
+__device__ __forceinline__ uint32_t pooled_tile(const NonzeroParams& p, uint32_t group) {
+  return group / p.pool_groups * p.tiles_per_block + p.own_tiles + group % p.pool_groups * group_tiles(sizeof(T));
+}
+
+__device__ __forceinline__ uint64_t read_published(uint64_t* row) {
+  return cuda::atomic_ref<uint64_t, cuda::thread_scope_device>(*row).load(cuda::memory_order_relaxed);
+}
+__device__ __forceinline__ void publish(uint64_t* row, uint64_t value) {
+  cuda::atomic_ref<uint64_t, cuda::thread_scope_device>(*row).store(value, cuda::memory_order_relaxed);
+}
+
+// Warp 0 of a block with a pool, once its first row `row` is known: publishes the rows of its pooled
+// groups, whose tiles' counts are `counts` (read_pass_counts from the pool's first tile), for the
+// blocks that claim them. The row values are all a claimer needs from the owner: the mask words went
+// to the temporary region before the grid barrier.
+template <class T>
+__device__ __forceinline__ void publish_pool_rows(const NonzeroParams& p, const uint32_t (&counts)[kPassTiles],
+                                                  uint64_t row, uint32_t block_total) {
+  constexpr uint32_t G = group_tiles(sizeof(T));
+  const uint32_t g = threadIdx.x;
+  uint32_t count = 0;
+#pragma unroll
+  for (uint32_t i = 0; i < G; ++i) count += g < p.pool_groups && g * G + i < kPassTiles ? counts[g * G + i] : 0;
+  const uint32_t end = warp_inclusive_sum(count);
+  const uint64_t first = row + block_total - __shfl_sync(0xFFFFFFFFu, end, 31);
+  uint64_t* rows = p.pool_rows + uint64_t{blockIdx.x} * (p.pool_groups + 1);
+  if (g == 0) publish(rows, first);
+  if (g < p.pool_groups) publish(rows + g + 1, first + end);
+}
+
+// A pooled group as claimed: its number over the grid, or past the pool's end, and its rows.
+struct PoolClaim {
+  uint32_t group;
+  uint64_t first_row, end_row;
+};
+
+// Thread 0: the rows of pooled group `group` (none past the pool's end), once its owner has published
+// them. Owners publish right after the grid barrier, and every block is resident: the wait ends.
+__device__ __forceinline__ PoolClaim wait_for_rows(const NonzeroParams& p, uint32_t group) {
+  PoolClaim claim{group, 0, 0};
+  if (group >= gridDim.x * p.pool_groups) return claim;
+  uint64_t* rows = p.pool_rows + uint64_t{group / p.pool_groups} * (p.pool_groups + 1) + group % p.pool_groups;
+  while ((claim.first_row = read_published(rows)) == kRowPending) {
+  }
+  while ((claim.end_row = read_published(rows + 1)) == kRowPending) {
+  }
+  return claim;
+}
+
+// Phase 2's pool, once a block's own groups are written: claims pooled groups one at a time until none
+// is left and writes each as its owner would (write_group(first tile, first row, count)). The next
+// claim's atomic goes out before a group is staged, and the claimed group's mask words are loaded
+// before the group before it is written, so that neither waits on L2 alone.
+template <class T, uint32_t kGroupWords, class WriteGroup>
+__device__ __forceinline__ void write_pool(const NonzeroParams& p, Staging<kGroupWords>& staging,
+                                           GroupWords<kGroupWords>& mask, WriteGroup&& write_group) {
+  constexpr uint32_t G = group_tiles(sizeof(T));
+  __shared__ PoolClaim claimed[2];  // thread 0 fills them in turn; read by all after a barrier
+  const auto claim = [&](uint32_t slot, uint32_t group) {
+    if (threadIdx.x == 0) claimed[slot] = wait_for_rows(p, group);
+    __syncthreads();
+    return claimed[slot];
+  };
+  const auto load = [&](const PoolClaim& c) {  // a group with rows
+    const uint32_t tile = pooled_tile<T>(p, c.group), block = c.group / p.pool_groups;
+    const uint32_t end = min(p.tiles, (block + 1) * p.tiles_per_block);
+    mask.load(Kept<T>::pooled_mask_of(p, block, tile - block * p.tiles_per_block),
+              min(G, end - tile) * tile_words(sizeof(T)));
+  };
+  uint32_t slot = 0;
+  PoolClaim current = claim(slot, threadIdx.x == 0 ? atomicAdd(p.claims, 1) : 0);
+  if (current.end_row > current.first_row) load(current);
+  while (current.group < gridDim.x * p.pool_groups) {
+    const uint32_t next_group = threadIdx.x == 0 ? atomicAdd(p.claims, 1) : 0;
+    const uint32_t count = static_cast<uint32_t>(current.end_row - current.first_row);
+    if (count > 0) stage_group(staging, mask);
+    slot ^= 1;
+    const PoolClaim next = claim(slot, next_group);
+    if (next.end_row > next.first_row) load(next);
+    if (count > 0) write_group(pooled_tile<T>(p, current.group), current.first_row, count);
+    current = next;
+  }
+}
+
+// kPool: the kernel for plans with a pool (p.pool_groups > 0). Its code takes the float32 kernel
+// from 48 registers to 64 (5 blocks an SM to 4), which costs plans without a pool 2-4%, so they get
+// a kernel without it.
+template <class T, bool kContiguous, class Index, class C, bool kPool>
 __global__ void __launch_bounds__(kThreads) nonzero_kernel(const NonzeroParams p) {
+  static_assert(!kPool || pools(sizeof(T)));
   constexpr uint32_t kTileWords = tile_words(sizeof(T));
   constexpr uint32_t G = group_tiles(sizeof(T));
   constexpr uint32_t kGroupWords = kTileWords * G;
@@ -539,9 +657,21 @@ __global__ void __launch_bounds__(kThreads) nonzero_kernel(const NonzeroParams p
   __shared__ uint32_t pass_counts[kPassTiles];
   const uint32_t first_tile = blockIdx.x * p.tiles_per_block;
   const uint32_t end_tile = min(p.tiles, first_tile + p.tiles_per_block);
+  const uint32_t own_end = min(end_tile, first_tile + p.own_tiles);  // the block's pool: [own_end, end_tile)
 
   const uint32_t block_total = flag_tiles<T, kContiguous, Index>(p, kept, first_tile, end_tile);
   if (threadIdx.x == 0) p.block_totals[blockIdx.x] = block_total;
+  // The pool's state for this call, before the barrier: nothing claimed, no rows published; and the
+  // counts of the block's pooled tiles, for publish_pool_rows.
+  __shared__ uint32_t pool_counts[kPassTiles];
+  if constexpr (kPool) {
+    {
+      if (blockIdx.x == 0 && threadIdx.x == 0) *p.claims = 0;
+      for (uint32_t i = threadIdx.x; i <= p.pool_groups; i += kThreads)
+        p.pool_rows[uint64_t{blockIdx.x} * (p.pool_groups + 1) + i] = kRowPending;
+      read_pass_counts(p, kept, first_tile, own_end, end_tile - own_end, pool_counts);
+    }
+  }
   // The grid barrier, arrived at here and waited for once the block's first group with non-zeros is
   // staged. A grid of one block (an input of one tile) waits for nothing but itself: 1.2 us of a
   // 7-us call on an H100. One block working through four tiles took 1.6x as long as four blocks and
@@ -554,10 +684,11 @@ __global__ void __launch_bounds__(kThreads) nonzero_kernel(const NonzeroParams p
     arrival = grid.barrier_arrive();
   }
 
-  // The block's tiles in passes: their counts read at once, then the groups of G tiles with
+  // The block's own tiles in passes: their counts read at once, then the groups of G tiles with
   // non-zeros in turn, each one's mask words loaded while the group before it is written, then ranked
-  // and staged. A pass's first group is staged as the pass starts: the first pass's before the wait.
-  uint32_t pass = first_tile, n = min(kPassTiles, end_tile - pass);
+  // and staged. A pass's first group is staged as the pass starts: the first pass's before the wait
+  // (whose barrier also orders pool_counts).
+  uint32_t pass = first_tile, n = min(kPassTiles, own_end - pass);
   const auto group_count = [&](uint32_t j) {
     uint32_t count = 0;
 #pragma unroll
@@ -597,50 +728,65 @@ __global__ void __launch_bounds__(kThreads) nonzero_kernel(const NonzeroParams p
       *static_cast<uint32_t*>(p.count) = static_cast<uint32_t>(count);
     }
   }
+  if constexpr (kPool) {
+    if (threadIdx.x < 32) publish_pool_rows<T>(p, pool_counts, row, block_total);
+  }
   if (p.fill_rows) fill_rows<T, C>(p, first_tile, end_tile, row, block_total);
-  if (block_total == 0) return;
-  for (;;) {
+  const auto write_group = [&](uint32_t tile, Index first_row, uint32_t count) {  // group is staged
+    const Index begin = Index{tile} * (kTileWords * 32);
+    with_columns(p, [&]<uint32_t N>() { write_rows<N, kGroupWords, Index, C>(p, staging, begin, first_row, count); });
+  };
+  while (block_total > 0) {
     while (j < n) {  // group j is staged
       const uint32_t k = next_group(j + G);
       if (k < n) load_group(pass + k);
       const uint32_t count = group_count(j);
-      const Index begin = Index{pass + j} * (kTileWords * 32);
-      with_columns(p, [&]<uint32_t N>() { write_rows<N, kGroupWords, Index, C>(p, staging, begin, row, count); });
+      write_group(pass + j, row, count);
       row += count;
       j = k;
       if (j < n) stage_group(staging, mask);
     }
     pass += kPassTiles;
-    if (pass >= end_tile) break;
-    n = min(kPassTiles, end_tile - pass);
+    if (pass >= own_end) break;
+    n = min(kPassTiles, own_end - pass);
     __syncthreads();  // pass_counts is rewritten
     j = start_pass();
+  }
+  if constexpr (kPool) {
+    write_pool<T>(p, staging, mask, write_group);
   }
 }
 
 using KernelFunction = void (*)(NonzeroParams);
 
-// The kernel for an element size, a layout, and the index and coordinate widths.
-template <class Index, class C>
+// The kernel for an element size, a layout, the index and coordinate widths, and a pool (one-byte
+// elements have none).
+template <class Index, class C, bool kPool>
 KernelFunction kernel_for(uint32_t element_bytes, bool contiguous) {
   switch (element_bytes * 2 + contiguous) {
-    case 2: return nonzero_kernel<uint8_t, false, Index, C>;
-    case 3: return nonzero_kernel<uint8_t, true, Index, C>;
-    case 4: return nonzero_kernel<uint16_t, false, Index, C>;
-    case 5: return nonzero_kernel<uint16_t, true, Index, C>;
-    case 8: return nonzero_kernel<uint32_t, false, Index, C>;
-    default: return nonzero_kernel<uint32_t, true, Index, C>;
+    case 2: return nonzero_kernel<uint8_t, false, Index, C, false>;
+    case 3: return nonzero_kernel<uint8_t, true, Index, C, false>;
+    case 4: return nonzero_kernel<uint16_t, false, Index, C, kPool>;
+    case 5: return nonzero_kernel<uint16_t, true, Index, C, kPool>;
+    case 8: return nonzero_kernel<uint32_t, false, Index, C, kPool>;
+    default: return nonzero_kernel<uint32_t, true, Index, C, kPool>;
   }
 }
 
-KernelFunction kernel_for(const NonzeroPlan& plan, bool contiguous, bool wide) {
+template <class Index, class C>
+KernelFunction kernel_for(uint32_t element_bytes, bool contiguous, bool pool) {
+  return pool ? kernel_for<Index, C, true>(element_bytes, contiguous)
+              : kernel_for<Index, C, false>(element_bytes, contiguous);
+}
+
+KernelFunction kernel_for(const NonzeroPlan& plan, bool contiguous, bool wide, bool pool) {
   const bool wide_coordinates = plan.coordinate_bytes == 8;
   if (wide) {
-    return wide_coordinates ? kernel_for<uint64_t, uint64_t>(plan.element_bytes, contiguous)
-                            : kernel_for<uint64_t, uint32_t>(plan.element_bytes, contiguous);
+    return wide_coordinates ? kernel_for<uint64_t, uint64_t>(plan.element_bytes, contiguous, pool)
+                            : kernel_for<uint64_t, uint32_t>(plan.element_bytes, contiguous, pool);
   }
-  return wide_coordinates ? kernel_for<uint32_t, uint64_t>(plan.element_bytes, contiguous)
-                          : kernel_for<uint32_t, uint32_t>(plan.element_bytes, contiguous);
+  return wide_coordinates ? kernel_for<uint32_t, uint64_t>(plan.element_bytes, contiguous, pool)
+                          : kernel_for<uint32_t, uint32_t>(plan.element_bytes, contiguous, pool);
 }
 
 // Logical indices, element offsets or row numbers may pass 2^32 - 1.
@@ -648,6 +794,17 @@ bool wide_indices(const NonzeroPlan& plan) {
   uint64_t extent = 1;
   for (uint32_t d = 0; d < plan.read_rank; ++d) extent += (plan.read_sizes[d] - 1) * plan.read_strides[d];
   return plan.element_count > kMaxElements || extent > kMaxElements;
+}
+
+// The groups of a block of `tiles_per_block` tiles that go to the pool (kPoolTiles): the last
+// 1/kPoolShare of them, as many as lie in kPassTiles tiles (publish_pool_rows reads their counts at
+// once). The last group of a block of an odd number of tiles is short.
+uint32_t pool_groups(uint32_t tiles_per_block, uint32_t element_bytes) {
+  if (!pools(element_bytes) || tiles_per_block < kPoolTiles) return 0;
+  const uint32_t group = group_tiles(element_bytes), groups = ceil_div(tiles_per_block, group);
+  uint32_t pooled = groups / kPoolShare;
+  while (pooled > 0 && tiles_per_block - (groups - pooled) * group > kPassTiles) --pooled;
+  return pooled;
 }
 
 // Shared memory a block's kept tile takes: its mask words and warp counts (Kept).
@@ -692,7 +849,8 @@ class CudaNonzeroKernel final : public Kernel {
  public:
   CudaNonzeroKernel(const NonzeroPlan& plan, const CudaDevice& device) : ordinal_(device.ordinal()) {
     const bool contiguous = plan.read_rank == 1 && plan.read_strides[0] == 1 && plan.input_alignment >= 16;
-    kernel_ = kernel_for(plan, contiguous, wide_indices(plan));
+    kernel_ = kernel_for(plan, contiguous, wide_indices(plan), false);
+    pooled_kernel_ = kernel_for(plan, contiguous, wide_indices(plan), true);
     const uint64_t tile_items = kTileBytes / plan.element_bytes;
     NonzeroParams& p = params_;
     p.elements = plan.element_count;
@@ -732,22 +890,38 @@ class CudaNonzeroKernel final : public Kernel {
     // the half group left costs less than the reads of evenly spaced ranges (bench/NOTES.md).
     DeviceGuard guard(ordinal_);
     int per_sm = 0;
-    ODML_RETURN_IF_ERROR(cuda_status(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel_, kThreads, 0),
-                                     "cuda.nonzero: sizing the grid"));
-    per_sm = std::max(per_sm, 1);
-    const uint32_t resident = static_cast<uint32_t>(per_sm) * device.multiprocessors();
     const uint32_t group = group_tiles(plan.element_bytes);
-    p.tiles_per_block = ceil_div(p.tiles, resident);
-    if (p.tiles_per_block > group) p.tiles_per_block = ceil_div(p.tiles_per_block, group) * group;
-    if (p.tiles_per_block >= kOddRangeTiles) p.tiles_per_block |= 1;
+    const auto grid_for = [&](KernelFunction kernel) -> Status {
+      ODML_RETURN_IF_ERROR(cuda_status(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0),
+                                       "cuda.nonzero: sizing the grid"));
+      per_sm = std::max(per_sm, 1);
+      const uint32_t resident = static_cast<uint32_t>(per_sm) * device.multiprocessors();
+      p.tiles_per_block = ceil_div(p.tiles, resident);
+      if (p.tiles_per_block > group) p.tiles_per_block = ceil_div(p.tiles_per_block, group) * group;
+      if (p.tiles_per_block >= kOddRangeTiles) p.tiles_per_block |= 1;
+      p.pool_groups = pool_groups(p.tiles_per_block, plan.element_bytes);
+      return {};
+    };
+    // A grid with a pool takes the pooled kernel, whose fewer resident blocks only add tiles a block.
+    ODML_RETURN_IF_ERROR(grid_for(kernel_));
+    if (p.pool_groups > 0) {
+      kernel_ = pooled_kernel_;
+      ODML_RETURN_IF_ERROR(grid_for(kernel_));
+    }
     blocks_ = ceil_div(p.tiles, p.tiles_per_block);
-    // Kept: as many of a block's tiles as the shared memory left beside per_sm resident blocks holds.
-    const Result<uint32_t> kept = kept_tiles(kernel_, per_sm, p.tiles_per_block, plan.element_bytes);
+    p.own_tiles =
+        p.pool_groups > 0 ? ceil_div(p.tiles_per_block, group) * group - p.pool_groups * group : p.tiles_per_block;
+    // Kept: as many of a block's own tiles as the shared memory left beside per_sm resident blocks
+    // holds; pooled tiles are read by other blocks, so they are always spilled.
+    const Result<uint32_t> kept = kept_tiles(kernel_, per_sm, p.own_tiles, plan.element_bytes);
     if (!kept.ok()) return kept.status();
     p.kept_tiles = kept.value();
     p.spilled_tiles = p.tiles_per_block - p.kept_tiles;
     kept_bytes_ = p.kept_tiles * kept_tile_bytes(plan.element_bytes);
     totals_bytes_ = (uint64_t{blocks_} * 4 + 15) & ~uint64_t{15};
+    // The pool's claim counter (padded to 16 bytes) and its published rows.
+    pool_bytes_ = p.pool_groups > 0 ? 16 + uint64_t{blocks_} * (p.pool_groups + 1) * 8 : 0;
+    pool_bytes_ = (pool_bytes_ + 15) & ~uint64_t{15};
     const uint64_t spilled = uint64_t{blocks_} * p.spilled_tiles;
     counts_bytes_ = spilled * kWarps * 4;
     flag_bytes_ = spilled * tile_words(plan.element_bytes) * 4;
@@ -755,12 +929,14 @@ class CudaNonzeroKernel final : public Kernel {
       log_verbose(cat("cuda.nonzero tuning: ", kThreads, " threads, ", kVectors,
                       " 16-byte vectors per thread and tile (", kTileBytes, "-byte tiles, 2 in flight per block), ",
                       kPassTiles, " tiles per pass, written in groups of ", group, ", an odd number a block from ",
-                      kOddRangeTiles, "; ", blocks_, " blocks of ", p.tiles_per_block, " tiles (", per_sm, " per SM), ",
-                      p.kept_tiles, " of them kept in ", kept_bytes_, " bytes of shared memory"));
+                      kOddRangeTiles, ", a pool of 1/", kPoolShare, " of the groups from ", kPoolTiles,
+                      " tiles a block", pools(plan.element_bytes) ? "" : " (none for one-byte elements)", "; ", blocks_,
+                      " blocks of ", p.tiles_per_block, " tiles (", per_sm, " per SM), ", p.kept_tiles,
+                      " of them kept in ", kept_bytes_, " bytes of shared memory, ", p.pool_groups, " groups pooled"));
     return {};
   }
 
-  uint64_t temporary_bytes() const override { return totals_bytes_ + counts_bytes_ + flag_bytes_; }
+  uint64_t temporary_bytes() const override { return totals_bytes_ + pool_bytes_ + counts_bytes_ + flag_bytes_; }
 
   Status execute(const ExecuteArgs& args) const override {
     DeviceGuard guard(ordinal_);
@@ -769,9 +945,14 @@ class CudaNonzeroKernel final : public Kernel {
     p.count = args.outputs[0];
     p.coordinates = args.outputs[1];
     p.vector_rows = vector_alignment_ != 0 && reinterpret_cast<uintptr_t>(p.coordinates) % vector_alignment_ == 0;
-    p.block_totals = reinterpret_cast<uint32_t*>(args.temporary);
-    p.warp_counts = reinterpret_cast<uint32_t*>(args.temporary + totals_bytes_);
-    p.flag_words = reinterpret_cast<uint32_t*>(args.temporary + totals_bytes_ + counts_bytes_);
+    std::byte* region = args.temporary;
+    p.block_totals = reinterpret_cast<uint32_t*>(region);
+    region += totals_bytes_;
+    p.claims = reinterpret_cast<uint32_t*>(region);
+    p.pool_rows = reinterpret_cast<uint64_t*>(region + 16);
+    region += pool_bytes_;
+    p.warp_counts = reinterpret_cast<uint32_t*>(region);
+    p.flag_words = reinterpret_cast<uint32_t*>(region + counts_bytes_);
     cudaLaunchAttribute cooperative{};
     cooperative.id = cudaLaunchAttributeCooperative;
     cooperative.val.cooperative = 1;
@@ -788,12 +969,14 @@ class CudaNonzeroKernel final : public Kernel {
 
  private:
   int ordinal_;
-  uint32_t vector_alignment_ = 0;  // where rows are dense and 8 bytes or a multiple of 16: min(row bytes, 16)
-  KernelFunction kernel_ = nullptr;
+  uint32_t vector_alignment_ = 0;    // where rows are dense and 8 bytes or a multiple of 16: min(row bytes, 16)
+  KernelFunction kernel_ = nullptr;  // the one size_grid chose: pooled_kernel_ where there is a pool
+  KernelFunction pooled_kernel_ = nullptr;
   NonzeroParams params_{};
   uint32_t blocks_ = 0;
   uint32_t kept_bytes_ = 0;  // dynamic shared memory a block: Kept
   uint64_t totals_bytes_ = 0;
+  uint64_t pool_bytes_ = 0;
   uint64_t counts_bytes_ = 0;
   uint64_t flag_bytes_ = 0;
 };
