@@ -352,14 +352,16 @@ TEST_F(DeviceCuda, NonzeroOfBlocksOfAnOddNumberOfTiles) {
 // pool's state is reset by each call). A grid has a pool from 16 tiles a block under the kernel
 // without one, 5 blocks an SM for two- and four-byte elements; then it takes the pooled kernel, 4 an
 // SM. On a GPU of 132 SMs: float32 at 10240 tiles of 4096 elements makes 512 blocks of 20 tiles, the
-// last 2 of each block's 10 groups pooled; {4096, 10243} float32 elements (rows of two coordinates,
-// tiles cut short, fill rows) 513 blocks, the last of 3 tiles with its pooled groups past the
-// input's end; float16 {3, 27962027} (10241 tiles of 8192 elements, one tile a group) 513 blocks of
-// 20 tiles, 5 of them pooled, the last block of one tile.
+// last 2 of each block's 10 groups pooled; {4096, 10243} float32 elements read transposed (strides
+// {1, 4096}: the kernel for strided inputs, rows of two coordinates, tiles cut short, fill rows) 513
+// blocks, the last of 3 tiles with its pooled groups past the input's end; float16 {3, 27962027}
+// (10241 tiles of 8192 elements, one tile a group) 513 blocks of 20 tiles, 5 of them pooled, the
+// last block of one tile.
 TEST_F(DeviceCuda, NonzeroOfPooledGroups) {
   const std::vector<uint64_t> tiles = {1, 2, 3, 5, 8, 13, 21, 34, 7, 1, 1, 4};
   alternating_runs<uint32_t>(DML_TENSOR_DATA_TYPE_FLOAT32, {10240 * 4096}, tiles, 4096).executions(2).run();
   alternating_runs<uint32_t>(DML_TENSOR_DATA_TYPE_FLOAT32, {4096, 10243}, tiles, 4096 + 17, false)
+      .strides({1, 4096})
       .fill_values({7, 9})
       .run();
   alternating_runs<uint16_t>(DML_TENSOR_DATA_TYPE_FLOAT16, {3, 27962027}, tiles, 8192).fill_values({1, 2}).run();
