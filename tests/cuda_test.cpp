@@ -282,6 +282,24 @@ TEST_F(DeviceCuda, NonzeroOfTilesPastTheKeptOnes) {
   }
 }
 
+// Executes a compiled NONZERO_COORDINATES once on `input`, already on the GPU, into outputs of its own:
+// a count of count_bytes (4 or 8) and coordinates of coordinate_bytes, of which the first row_bytes
+// come back in `rows`.
+void execute_nonzero(opendml::CompiledOperator& op, const CudaBuffer& input, uint32_t count_bytes,
+                     uint64_t coordinate_bytes, uint64_t row_bytes, uint64_t& count, Bytes& rows) {
+  CudaBuffer counted(count_bytes), coordinates(coordinate_bytes),
+      temporary(op.binding_properties().temporary_size_in_bytes);
+  ASSERT_NE(coordinates.data, nullptr);
+  op.initialize();
+  const odml_buffer_binding in = input.binding(), out[2] = {counted.binding(), coordinates.binding()};
+  op.execute(odml_bindings{&in, 1, out, 2, temporary.binding(), {}}, nullptr);
+  ASSERT_CUDA(cudaDeviceSynchronize());
+  const Bytes c = counted.download(count_bytes);
+  count = 0;
+  std::memcpy(&count, c.data(), count_bytes);  // little-endian: a 4-byte count is the low half
+  rows = coordinates.download(row_bytes);
+}
+
 // NONZERO_COORDINATES of a 1-D input of m elements of `type`, already on the GPU: the count and the
 // rows, flat indices in uint32, must be `nonzero`.
 void expect_flat_rows(DML_TENSOR_DATA_TYPE type, uint32_t m, const CudaBuffer& input,
@@ -289,15 +307,9 @@ void expect_flat_rows(DML_TENSOR_DATA_TYPE type, uint32_t m, const CudaBuffer& i
   opendml::NonzeroCoordinatesDesc desc(TensorDesc(type, {m}), TensorDesc(DML_TENSOR_DATA_TYPE_UINT32, {1}),
                                        TensorDesc(DML_TENSOR_DATA_TYPE_UINT32, {m, 1}));
   opendml::CompiledOperator op = opendml::Operator(test_device(), desc).compile();
-  CudaBuffer count(4), coordinates(uint64_t{m} * 4), temporary(op.binding_properties().temporary_size_in_bytes);
-  ASSERT_NE(coordinates.data, nullptr);
-  op.initialize();
-  const odml_buffer_binding in = input.binding(), out[2] = {count.binding(), coordinates.binding()};
-  op.execute(odml_bindings{&in, 1, out, 2, temporary.binding(), {}}, nullptr);
-  ASSERT_CUDA(cudaDeviceSynchronize());
-  const Bytes c = count.download(4), rows = coordinates.download(nonzero.size() * 4);
-  uint32_t n;
-  std::memcpy(&n, c.data(), 4);
+  uint64_t n = 0;
+  Bytes rows;
+  ASSERT_NO_FATAL_FAILURE(execute_nonzero(op, input, 4, uint64_t{m} * 4, nonzero.size() * 4, n, rows));
   ASSERT_EQ(n, nonzero.size());
   std::vector<uint32_t> got(nonzero.size());
   std::memcpy(got.data(), rows.data(), rows.size());
@@ -382,19 +394,13 @@ TEST_F(DeviceCuda, HugeNonzeroPastTwoToThe32ElementsWith64BitIndices) {
                                        TensorDesc(DML_TENSOR_DATA_TYPE_UINT32, {rows, columns, 2}));
   opendml::CompiledOperator op =
       opendml::Operator(test_device(), desc, DML_FEATURE_LEVEL(0), ODML_EXTENSION_64BIT_INDICES).compile();
-  const odml_binding_properties p = op.binding_properties();
-  CudaBuffer input(m), count(8), coordinates(m * 8), temporary(p.temporary_size_in_bytes);
+  CudaBuffer input(m);
   ASSERT_NE(input.data, nullptr);
-  ASSERT_NE(coordinates.data, nullptr);
   ASSERT_CUDA(cudaMemset(input.data, 0, input.size));
   for (uint64_t i : nonzero) ASSERT_CUDA(cudaMemset(static_cast<uint8_t*>(input.data) + i, 3, 1));
-  op.initialize();
-  const odml_buffer_binding in = input.binding(), out[2] = {count.binding(), coordinates.binding()};
-  op.execute(odml_bindings{&in, 1, out, 2, temporary.binding(), {}}, nullptr);
-  ASSERT_CUDA(cudaDeviceSynchronize());
-  const Bytes c = count.download(8), got = coordinates.download(nonzero.size() * 8);
-  uint64_t n;
-  std::memcpy(&n, c.data(), 8);
+  uint64_t n = 0;
+  Bytes got;
+  ASSERT_NO_FATAL_FAILURE(execute_nonzero(op, input, 8, m * 8, nonzero.size() * 8, n, got));
   ASSERT_EQ(n, nonzero.size());
   for (size_t k = 0; k < nonzero.size(); ++k) {
     uint32_t row[2];
