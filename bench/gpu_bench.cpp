@@ -128,7 +128,7 @@ struct Runner {
   void run_case(const char* op, const std::string& name, const opendml::OperatorDesc& desc,
                 const std::vector<std::vector<uint8_t>>& inputs, const std::vector<uint64_t>& output_sizes,
                 const std::function<uint64_t(size_t, const std::vector<std::vector<uint8_t>>&)>& defined_bytes,
-                uint64_t bytes_moved, int runs, uint32_t extensions = ODML_EXTENSION_NONE) {
+                uint64_t bytes_moved, int runs, const odml_operator_options& extensions = {}) {
     if (!selected(std::string(op) + " " + name)) return;
     // CPU reference.
     opendml::CompiledOperator cpu_op = opendml::Operator(cpu, desc, DML_FEATURE_LEVEL(0), extensions).compile();
@@ -264,6 +264,13 @@ struct Runner {
             }
         }
     if (options.quick) return;
+    // Every row past the count filled (ODML_EXTENSION_FILL_ROWS), as opendml.jax.argwhere(x, size=n)
+    // and torch.nonzero_static write them.
+    for (const int log2 : {14, 20, 22, 24}) {
+      const uint64_t n = uint64_t{1} << log2;
+      Inputs data([n] { return bench::random_elements(n, 4, 0.5, n); });
+      nonzero_case(types[0], type_names[0], type_bytes[0], n, 2, 0.5, data, 4, "", {7, 9});
+    }
     // Runs of non-zeros, where whole warps' mask words are full or empty.
     for (uint32_t rank : {1u, 2u}) {
       const uint64_t n = uint64_t{1} << 24;
@@ -282,7 +289,8 @@ struct Runner {
   }
 
   void nonzero_case(DML_TENSOR_DATA_TYPE type, const char* type_name, uint32_t type_bytes, uint64_t n, uint32_t rank,
-                    double density, Inputs& inputs, uint32_t coordinate_bytes, const char* pattern = "") {
+                    double density, Inputs& inputs, uint32_t coordinate_bytes, const char* pattern = "",
+                    const std::vector<uint64_t>& fill = {}) {
     const std::vector<uint32_t> shape = bench::shape_of(n, rank);
     const auto m = static_cast<uint32_t>(n);
     std::vector<uint32_t> count_sizes(rank < 2 ? 1 : rank, 1), coordinate_sizes(std::max(rank, 2u), 1);
@@ -293,8 +301,8 @@ struct Runner {
     opendml::NonzeroCoordinatesDesc desc(TensorDesc(type, shape), TensorDesc(index_type, count_sizes),
                                          TensorDesc(index_type, coordinate_sizes));
     char name[96];
-    std::snprintf(name, sizeof name, "%s n=%s rank=%u density=%g%s%s", type_name, bench::pow2(n).c_str(), rank, density,
-                  pattern, coordinate_bytes == 8 ? " int64" : "");
+    std::snprintf(name, sizeof name, "%s n=%s rank=%u density=%g%s%s%s", type_name, bench::pow2(n).c_str(), rank,
+                  density, pattern, coordinate_bytes == 8 ? " int64" : "", fill.empty() ? "" : " fill rows");
     if (!selected(std::string("nonzero ") + name)) return;
     const std::vector<uint8_t>& data = inputs.get();
     uint64_t nonzeros = 0;  // for the bytes a perfect kernel writes
@@ -303,15 +311,21 @@ struct Runner {
       std::memcpy(&bits, &data[i * type_bytes], type_bytes);
       nonzeros += bits != 0;
     }
-    const auto defined = [rank, coordinate_bytes](size_t k, const std::vector<std::vector<uint8_t>>& expected) {
+    const bool filled = !fill.empty();
+    const auto defined = [rank, coordinate_bytes, filled, m](size_t k,
+                                                             const std::vector<std::vector<uint8_t>>& expected) {
       if (k == 0) return uint64_t{coordinate_bytes};
+      if (filled) return uint64_t{m} * rank * coordinate_bytes;
       uint64_t count = 0;
       std::memcpy(&count, expected[0].data(), coordinate_bytes);
       return count * rank * coordinate_bytes;
     };
+    const odml_operator_options extensions{
+        (coordinate_bytes == 8 ? ODML_EXTENSION_64BIT_INDICES : 0u) | (filled ? ODML_EXTENSION_FILL_ROWS : 0u), 0,
+        nullptr, static_cast<uint32_t>(fill.size()), fill.data()};
     run_case("nonzero", name, desc, {data}, {coordinate_bytes, uint64_t{m} * rank * coordinate_bytes}, defined,
-             n * type_bytes + nonzeros * rank * coordinate_bytes + coordinate_bytes, options.runs,
-             coordinate_bytes == 8 ? ODML_EXTENSION_64BIT_INDICES : ODML_EXTENSION_NONE);
+             n * type_bytes + (filled ? n : nonzeros) * rank * coordinate_bytes + coordinate_bytes, options.runs,
+             extensions);
   }
 
   // JOIN (split == false) or SPLIT of `pieces` tensors of [rows, slice] elements along axis 1.

@@ -291,7 +291,8 @@ TEST(Extension, FillValuesAreCheckedAtCreation) {
 // Every row past the count holds the fill, on every layout the kernels specialise: densities from
 // none to all (no fill rows, all fill rows), vector rows (N = 2, 4, 8), column-major and padded
 // coordinates, strided and narrow inputs, 64-bit coordinates, offsets beside the fill, and inputs
-// spanning many tiles and blocks (each block fills its own share).
+// spanning many tiles and blocks, each block filling its own share: on the GPU, blocks of one tile
+// (2^20 elements), of two (2^22) and of several (9 million elements).
 TEST(DeviceExtension, NonzeroFillRows) {
   for (double density : {0.0, 0.001, 0.5, 1.0}) {
     NonzeroTester().sizes({5, 7}).density(density).fill_values({7, 0xFFFFFFFFull}).run();
@@ -308,6 +309,7 @@ TEST(DeviceExtension, NonzeroFillRows) {
   NonzeroTester().extensions(kWide).index_type(kI64).sizes({300, 70}).fill_values({UINT64_MAX, 1ull << 40}).run();
   NonzeroTester().extensions(kWide).index_type(kU64).sizes({1 << 20}).density(0.25).fill_values({123}).run();
   NonzeroTester().sizes({1 << 22}).density(0.01).fill_values({0xFFFFFFFFull}).run();
+  NonzeroTester().sizes({3000, 3001}).density(0.5).fill_values({5, 6}).run();
   // Dense rows go out as 16-byte vectors between scalar ends: every column count, both widths,
   // and coordinates that start off a 16-byte boundary.
   for (uint32_t n = 1; n <= 8; ++n) {
