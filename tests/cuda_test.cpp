@@ -410,6 +410,49 @@ TEST_F(DeviceCuda, HugeNonzeroPastTwoToThe32ElementsWith64BitIndices) {
   }
 }
 
+// 64-bit indices in the kernel with a pool: float16 {3, 2^26} read with strides {2^31, 1}, whose
+// extent passes 2^32 elements, so that element offsets take 64 bits (wide_indices in
+// nonzero_kernels.cu) in the strided pooled kernel. On a GPU of 132 SMs: 523 blocks of 47 tiles, the
+// last 11 of each block's groups pooled. Non-zeros every 4099 elements, so that every group has
+// some, and at both ends of every row; coordinates are (row, column), known without a reference.
+TEST_F(DeviceCuda, HugeNonzeroOfPooledGroupsWith64BitIndices) {
+  const uint32_t rows = 3, columns = 1u << 26, stride = 1u << 31;
+  const uint64_t extent = uint64_t{rows - 1} * stride + columns, m = uint64_t{rows} * columns;
+  size_t free_bytes = 0, total = 0;
+  ASSERT_CUDA(cudaMemGetInfo(&free_bytes, &total));
+  if (free_bytes < extent * 2 + m * 8 + (uint64_t{1} << 30)) GTEST_SKIP() << "needs about 11 GB of free GPU memory";
+  std::vector<uint64_t> nonzero;  // logical indices
+  for (uint64_t i = 0; i < m; ++i)
+    if (i % 4099 == 0 || i % columns == 0 || i % columns == columns - 1) nonzero.push_back(i);
+  CudaBuffer input(extent * 2);
+  ASSERT_NE(input.data, nullptr);
+  ASSERT_CUDA(cudaMemset(input.data, 0, input.size));
+  std::vector<uint16_t> row(columns);
+  for (uint32_t r = 0; r < rows; ++r) {
+    std::fill(row.begin(), row.end(), uint16_t{0});
+    for (uint64_t i : nonzero)
+      if (i / columns == r) row[i % columns] = 0x3C00;  // 1.0
+    ASSERT_CUDA(cudaMemcpy(static_cast<uint16_t*>(input.data) + uint64_t{r} * stride, row.data(), uint64_t{columns} * 2,
+                           cudaMemcpyHostToDevice));
+  }
+  ASSERT_CUDA(cudaDeviceSynchronize());
+  opendml::NonzeroCoordinatesDesc desc(TensorDesc(DML_TENSOR_DATA_TYPE_FLOAT16, {rows, columns}, {{stride, 1}}),
+                                       TensorDesc(DML_TENSOR_DATA_TYPE_UINT32, {1}),
+                                       TensorDesc(DML_TENSOR_DATA_TYPE_UINT32, {static_cast<uint32_t>(m), 2}));
+  opendml::CompiledOperator op =
+      opendml::Operator(test_device(), desc, DML_FEATURE_LEVEL(0), ODML_EXTENSION_64BIT_INDICES).compile();
+  uint64_t n = 0;
+  Bytes got;
+  ASSERT_NO_FATAL_FAILURE(execute_nonzero(op, input, 4, m * 8, nonzero.size() * 8, n, got));
+  ASSERT_EQ(n, nonzero.size());
+  for (size_t k = 0; k < nonzero.size(); ++k) {
+    uint32_t coordinates[2];
+    std::memcpy(coordinates, &got[k * 8], 8);
+    ASSERT_EQ(coordinates[0], nonzero[k] / columns) << "row " << k;
+    ASSERT_EQ(coordinates[1], nonzero[k] % columns) << "row " << k;
+  }
+}
+
 // 64-bit indices: a JOIN and a SPLIT whose joined tensor has more than 2^32 elements, copied in
 // pieces by cuda.copy; compared byte for byte on the host.
 TEST_F(DeviceCuda, HugeJoinAndSplitPastTwoToThe32ElementsWith64BitIndices) {
