@@ -316,6 +316,23 @@ void expect_flat_rows(DML_TENSOR_DATA_TYPE type, uint32_t m, const CudaBuffer& i
   for (size_t k = 0; k < nonzero.size(); ++k) ASSERT_EQ(got[k], nonzero[k]) << "row " << k;
 }
 
+// Executes a compiled NONZERO_COORDINATES of m elements in rows of `columns`, with two UINT32
+// coordinates a row, on `input`, already on the GPU: the count (count_bytes wide) and the rows must be
+// those of the logical indices `nonzero`.
+void expect_row_column_rows(opendml::CompiledOperator& op, const CudaBuffer& input, uint32_t count_bytes, uint64_t m,
+                            uint32_t columns, const std::vector<uint64_t>& nonzero) {
+  uint64_t n = 0;
+  Bytes got;
+  ASSERT_NO_FATAL_FAILURE(execute_nonzero(op, input, count_bytes, m * 8, nonzero.size() * 8, n, got));
+  ASSERT_EQ(n, nonzero.size());
+  for (size_t k = 0; k < nonzero.size(); ++k) {
+    uint32_t row[2];
+    std::memcpy(row, &got[k * 8], 8);
+    ASSERT_EQ(row[0], nonzero[k] / columns) << "row " << k;
+    ASSERT_EQ(row[1], nonzero[k] % columns) << "row " << k;
+  }
+}
+
 // 2^31 + 2^21 + 3 one-byte elements (a partial last tile), non-zeros on both sides of 2^31 and
 // at the very end. Rows are flat indices (a 1-D input), so they are known without a reference.
 TEST_F(DeviceCuda, HugeNonzeroOverTwoToThe31Elements) {
@@ -398,16 +415,7 @@ TEST_F(DeviceCuda, HugeNonzeroPastTwoToThe32ElementsWith64BitIndices) {
   ASSERT_NE(input.data, nullptr);
   ASSERT_CUDA(cudaMemset(input.data, 0, input.size));
   for (uint64_t i : nonzero) ASSERT_CUDA(cudaMemset(static_cast<uint8_t*>(input.data) + i, 3, 1));
-  uint64_t n = 0;
-  Bytes got;
-  ASSERT_NO_FATAL_FAILURE(execute_nonzero(op, input, 8, m * 8, nonzero.size() * 8, n, got));
-  ASSERT_EQ(n, nonzero.size());
-  for (size_t k = 0; k < nonzero.size(); ++k) {
-    uint32_t row[2];
-    std::memcpy(row, &got[k * 8], 8);
-    EXPECT_EQ(row[0], nonzero[k] / columns) << "row " << k;
-    EXPECT_EQ(row[1], nonzero[k] % columns) << "row " << k;
-  }
+  expect_row_column_rows(op, input, 8, m, columns, nonzero);
 }
 
 // 64-bit indices in the kernel with a pool: float16 {3, 2^26} read with strides {2^31, 1}, whose
@@ -441,16 +449,7 @@ TEST_F(DeviceCuda, HugeNonzeroOfPooledGroupsWith64BitIndices) {
                                        TensorDesc(DML_TENSOR_DATA_TYPE_UINT32, {static_cast<uint32_t>(m), 2}));
   opendml::CompiledOperator op =
       opendml::Operator(test_device(), desc, DML_FEATURE_LEVEL(0), ODML_EXTENSION_64BIT_INDICES).compile();
-  uint64_t n = 0;
-  Bytes got;
-  ASSERT_NO_FATAL_FAILURE(execute_nonzero(op, input, 4, m * 8, nonzero.size() * 8, n, got));
-  ASSERT_EQ(n, nonzero.size());
-  for (size_t k = 0; k < nonzero.size(); ++k) {
-    uint32_t coordinates[2];
-    std::memcpy(coordinates, &got[k * 8], 8);
-    ASSERT_EQ(coordinates[0], nonzero[k] / columns) << "row " << k;
-    ASSERT_EQ(coordinates[1], nonzero[k] % columns) << "row " << k;
-  }
+  expect_row_column_rows(op, input, 4, m, columns, nonzero);
 }
 
 // 64-bit indices: a JOIN and a SPLIT whose joined tensor has more than 2^32 elements, copied in
