@@ -291,8 +291,8 @@ TEST(Extension, FillValuesAreCheckedAtCreation) {
 // Every row past the count holds the fill, on every layout the kernels specialise: densities from
 // none to all (no fill rows, all fill rows), vector rows (N = 2, 4, 8), column-major and padded
 // coordinates, strided and narrow inputs, 64-bit coordinates, offsets beside the fill, and inputs
-// spanning many tiles and blocks, each block filling its own share: on the GPU, blocks of one tile
-// (2^20 elements), of two (2^22) and of several (9 million elements).
+// spanning many tiles and blocks, each block filling its own share: on an H100 (132 SMs), blocks of
+// one tile (2^20 float32 elements), of two (2^22) and of four (9 million).
 TEST(DeviceExtension, NonzeroFillRows) {
   for (double density : {0.0, 0.001, 0.5, 1.0}) {
     NonzeroTester().sizes({5, 7}).density(density).fill_values({7, 0xFFFFFFFFull}).run();
