@@ -200,6 +200,28 @@ TEST(DeviceJoin, FewAndManyInputsOfEverySize) {
   }
 }
 
+// Up to 8 pieces that are each one contiguous run (a JOIN or SPLIT along the outermost axis: on
+// the GPU, cuda.copy's Runs, a block's piece found by comparisons, one vector a thread): vectors of
+// every width the bound addresses allow (alignment 1 to 16 bytes), and pieces of one vector, of a
+// block's vectors and one either side, and of several blocks.
+TEST(DeviceJoin, AndSplitContiguousRunsOfEveryWidth) {
+  const uint32_t lengths[] = {4096, 16, 4080, 4112, 40000, 48, 8192, 1024};  // bytes, multiples of 16
+  for (uint32_t alignment : {1u, 2u, 4u, 8u, 16u}) {
+    for (size_t count : {1u, 2u, 5u, 8u}) {
+      SCOPED_TRACE(::testing::Message() << count << " pieces, alignment " << alignment);
+      std::vector<Shape> pieces;
+      for (size_t i = 0; i < count; ++i) pieces.push_back({lengths[i]});
+      JoinTester().type(DML_TENSOR_DATA_TYPE_UINT8).alignment(alignment).axis(0).inputs(pieces).run();
+      SplitTester().type(DML_TENSOR_DATA_TYPE_UINT8).alignment(alignment).axis(0).outputs(pieces).run();
+    }
+  }
+  // Byte runs of lengths that no wider vector divides, and rows of a larger type.
+  JoinTester().type(DML_TENSOR_DATA_TYPE_UINT8).axis(0).inputs({{1}, {255}, {257}, {4097}, {3}}).run();
+  SplitTester().type(DML_TENSOR_DATA_TYPE_UINT8).axis(0).outputs({{1}, {255}, {257}, {4097}, {3}}).run();
+  JoinTester().type(DML_TENSOR_DATA_TYPE_UINT64).axis(0).inputs({{3, 1000}, {1, 1000}, {70, 1000}}).run();
+  SplitTester().type(DML_TENSOR_DATA_TYPE_UINT64).axis(0).outputs({{3, 1000}, {1, 1000}, {70, 1000}}).run();
+}
+
 // Many pieces of one shape: the GPU works out each block's piece from its number (cuda.copy's
 // uniform items), several pieces a block, one block or several per piece, rows of one or many
 // elements; a piece of another layout (transposed) or size takes the general path.

@@ -6,7 +6,9 @@
 //              and find each element's piece with a binary search over the column offsets.
 // cuda.copy    Any plan: each block copies a chunk of one item (or several small items of one
 //              shape), each thread kUnroll vectors of the item's width (up to 16 bytes),
-//              unravelling indices with FastDivmod.
+//              unravelling indices with FastDivmod. Plans of a few items that are each one
+//              contiguous run (Runs: a JOIN or SPLIT along the outermost axis) take a kernel
+//              of a handful of instructions instead.
 //
 // Metadata (items, the block -> item table, the slices' column table) is built at compile and
 // uploaded to the persistent region at initialize (plans of up to kInlineItems items instead pass
@@ -48,6 +50,9 @@ constexpr uint64_t kMaxItemVectors = uint64_t{1} << 31;  // block counts of an i
 // of a small copy.
 constexpr uint32_t kInlineItems = 8;
 static_assert(2 * kInlineItems <= kSmallTable);
+// cuda.copy of contiguous runs (Runs): vectors per thread, at every size. One vector a thread on
+// more blocks beat four from 4 KiB to 256 MiB (bench/NOTES.md, "Contiguous runs").
+constexpr uint32_t kRunsUnroll = 1;
 // cuda.slices: up to this many pieces travel in the kernel parameters; more live in the persistent
 // region. With no persistent region, a call needs no initialize and uploads nothing: where nothing
 // lends memory across calls (JAX's handlers) an upload at every call cost 8-15% at 256 MiB
@@ -251,6 +256,57 @@ __global__ void __launch_bounds__(kThreads) inline_copy_kernel(const __grid_cons
   copy_block<U>(items.items[i], table);
 }
 
+// Inline items that are each one contiguous run of vectors, all of one width: the addresses of
+// their first vectors, resolved at execute, and their blocks. A block finds its item by comparisons
+// at fixed places in the parameters, the same in all its threads, and each width has a kernel of
+// its own: the general kernels' item unravelling and run-time width cost a small copy 0.1-0.3 us
+// (bench/NOTES.md, "Contiguous runs").
+struct Runs {
+  const std::byte* src[kInlineItems];
+  std::byte* dst[kInlineItems];
+  uint32_t first_block[kInlineItems];  // UINT32_MAX past the last item
+  uint32_t count[kInlineItems];        // vectors
+};
+
+template <uint32_t kWidth>
+__global__ void __launch_bounds__(kThreads) runs_copy_kernel(const __grid_constant__ Runs runs) {
+  using V = Vec<kWidth>;
+  const std::byte* src = runs.src[0];
+  std::byte* dst = runs.dst[0];
+  uint32_t first = 0, count = runs.count[0];
+#pragma unroll
+  for (uint32_t j = 1; j < kInlineItems; ++j) {
+    if (blockIdx.x >= runs.first_block[j]) {
+      src = runs.src[j];
+      dst = runs.dst[j];
+      first = runs.first_block[j];
+      count = runs.count[j];
+    }
+  }
+  const uint32_t begin = (blockIdx.x - first) * (kThreads * kRunsUnroll) + threadIdx.x;
+  V values[kRunsUnroll];
+#pragma unroll
+  for (uint32_t k = 0; k < kRunsUnroll; ++k) {
+    if (begin + k * kThreads >= count) break;
+    values[k] = __ldg(reinterpret_cast<const V*>(src) + begin + k * kThreads);
+  }
+#pragma unroll
+  for (uint32_t k = 0; k < kRunsUnroll; ++k) {
+    if (begin + k * kThreads >= count) break;
+    reinterpret_cast<V*>(dst)[begin + k * kThreads] = values[k];
+  }
+}
+
+void launch_runs(uint32_t width, uint32_t blocks, cudaStream_t stream, const Runs& runs) {
+  switch (width) {
+    case 16: return runs_copy_kernel<16><<<blocks, kThreads, 0, stream>>>(runs);
+    case 8: return runs_copy_kernel<8><<<blocks, kThreads, 0, stream>>>(runs);
+    case 4: return runs_copy_kernel<4><<<blocks, kThreads, 0, stream>>>(runs);
+    case 2: return runs_copy_kernel<2><<<blocks, kThreads, 0, stream>>>(runs);
+    default: return runs_copy_kernel<1><<<blocks, kThreads, 0, stream>>>(runs);
+  }
+}
+
 template <uint32_t kCapacity>
 struct CopyLaunch {
   static void launch(const LaunchGroup& group, const PointerTable<kCapacity>& table, cudaStream_t stream,
@@ -424,6 +480,7 @@ class CudaCopyKernel final : public Kernel {
       return first;
     };
     const uint32_t blocks = number_blocks(kChunk);
+    if (groups_.size() == 1 && items_.size() <= kInlineItems && runs_of(plan)) return;
     if (groups_.size() == 1 && items_.size() <= kInlineItems) {
       small_ = blocks < device.multiprocessors();
       if (small_) number_blocks(kThreads * kSmallUnroll);
@@ -444,25 +501,29 @@ class CudaCopyKernel final : public Kernel {
   }
 
   uint64_t persistent_bytes() const override {
-    return inline_ || uniform_ ? 0 : block_table_offset() + block_items_.size() * sizeof(uint32_t);
+    return runs_blocks_ || inline_ || uniform_ ? 0 : block_table_offset() + block_items_.size() * sizeof(uint32_t);
   }
 
   std::string tuning() const {
-    uint32_t blocks = 0;
-    for (const LaunchGroup& group : groups_) blocks += group.blocks;
-    const std::string how = inline_           ? cat("items in the parameters (up to ", kInlineItems, ")")
+    uint32_t blocks = runs_blocks_;
+    if (!runs_blocks_)
+      for (const LaunchGroup& group : groups_) blocks += group.blocks;
+    const std::string how = runs_blocks_
+                                ? cat("contiguous runs in the parameters, ", kRunsUnroll, " vectors per thread")
+                            : inline_         ? cat("items in the parameters (up to ", kInlineItems, ")")
                             : uniform_        ? cat("items of one shape, ", uniform_->items_per_block,
                                                     " a block (addresses by arithmetic where they step evenly)")
                             : block_per_item_ ? std::string("block b copies item b")
                                               : std::string("a block -> item table");
     return cat("cuda.copy tuning: ", kThreads, " threads, ", small_ ? kSmallUnroll : kUnroll, " vectors per thread (",
-               kSmallUnroll, " where a copy would not give every SM a block); pointer tables of ", kSmallTable, ", ",
-               kMediumTable, " or ", kLargeTable, " tensors; this plan: ", items_.size(), " items, ", how, ", ", blocks,
-               " blocks in ", groups_.size(), " launches");
+               kSmallUnroll, " where a copy would not give every SM a block; ", kRunsUnroll, " for up to ",
+               kInlineItems, " contiguous runs); pointer tables of ", kSmallTable, ", ", kMediumTable, " or ",
+               kLargeTable, " tensors; this plan: ", items_.size(), " items, ", how, ", ", blocks, " blocks in ",
+               groups_.size(), " launches");
   }
 
   Status initialize(std::byte* persistent, void* stream) const override {
-    if (inline_ || uniform_) return {};
+    if (runs_blocks_ || inline_ || uniform_) return {};
     DeviceGuard guard(ordinal_);
     const auto s = static_cast<cudaStream_t>(stream);
     ODML_RETURN_IF_ERROR(cuda_status(
@@ -476,6 +537,19 @@ class CudaCopyKernel final : public Kernel {
   Status execute(const ExecuteArgs& args) const override {
     DeviceGuard guard(ordinal_);
     const auto stream = static_cast<cudaStream_t>(args.stream);
+    if (runs_blocks_) {
+      Runs runs;
+      for (uint32_t i = 0; i < kInlineItems; ++i) {
+        const bool item = i < items_.size();
+        const DeviceItem& d = items_[item ? i : 0];
+        runs.src[i] = item ? address(groups_[0].slots[d.src], args) + d.src_offset * d.width : nullptr;
+        runs.dst[i] = item ? address(groups_[0].slots[d.dst], args) + d.dst_offset * d.width : nullptr;
+        runs.first_block[i] = item ? d.first_block : UINT32_MAX;
+        runs.count[i] = item ? d.count : 0;
+      }
+      launch_runs(items_[0].width, runs_blocks_, stream, runs);
+      return check_launch("cuda.copy", stream);
+    }
     if (inline_) {
       // At most 2 * kInlineItems tensors: the small pointer table holds them.
       const auto kernel =
@@ -503,6 +577,23 @@ class CudaCopyKernel final : public Kernel {
  private:
   uint64_t block_table_offset() const { return align16(items_.size() * sizeof(DeviceItem)); }
 
+  // Sets up Runs where the plan's items are each one contiguous run of one width; false otherwise.
+  bool runs_of(const CopyPlan& plan) {
+    const bool contiguous = std::all_of(plan.items.begin(), plan.items.end(), [&](const CopyItem& c) {
+      return c.rank == 1 && c.src_strides[0] == 1 && c.dst_strides[0] == 1 && c.width == plan.items[0].width;
+    });
+    uint64_t blocks = 0;
+    for (const DeviceItem& d : items_) blocks += blocks_of(d, kThreads * kRunsUnroll);
+    if (!contiguous || blocks == 0 || blocks > INT32_MAX) return false;
+    runs_blocks_ = static_cast<uint32_t>(blocks);
+    blocks = 0;
+    for (DeviceItem& d : items_) {
+      d.first_block = static_cast<uint32_t>(blocks);
+      blocks += blocks_of(d, kThreads * kRunsUnroll);
+    }
+    return true;
+  }
+
   int ordinal_;
   std::vector<DeviceItem> items_;
   std::vector<uint32_t> block_items_;
@@ -511,6 +602,7 @@ class CudaCopyKernel final : public Kernel {
   std::unique_ptr<UniformItems> uniform_;  // set when the items are uniform (UniformItems; launch groups_[0])
   bool block_per_item_ = false;            // block b copies item b: no block -> item table
   bool small_ = false;                     // inline items in chunks of kThreads * kSmallUnroll vectors
+  uint32_t runs_blocks_ = 0;               // set when the items are contiguous runs (Runs): their blocks
 };
 
 // ---- cuda.slices -------------------------------------------------------------------------------
