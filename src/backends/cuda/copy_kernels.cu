@@ -50,8 +50,8 @@ constexpr uint64_t kMaxItemVectors = uint64_t{1} << 31;  // block counts of an i
 // of a small copy.
 constexpr uint32_t kInlineItems = 8;
 static_assert(2 * kInlineItems <= kSmallTable);
-// cuda.copy of contiguous runs (Runs): vectors per thread, at every size. One vector a thread on
-// more blocks beat four from 4 KiB to 256 MiB (bench/NOTES.md, "Contiguous runs").
+// cuda.copy of contiguous runs (Runs): vectors per thread, at every size. Four a thread from a wave
+// of blocks on were slower from 16 MiB (bench/NOTES.md, "cuda.copy: contiguous runs").
 constexpr uint32_t kRunsUnroll = 1;
 // cuda.slices: up to this many pieces travel in the kernel parameters; more live in the persistent
 // region. With no persistent region, a call needs no initialize and uploads nothing: where nothing
@@ -259,8 +259,8 @@ __global__ void __launch_bounds__(kThreads) inline_copy_kernel(const __grid_cons
 // Inline items that are each one contiguous run of vectors, all of one width: the addresses of
 // their first vectors, resolved at execute, and their blocks. A block finds its item by comparisons
 // at fixed places in the parameters, the same in all its threads, and each width has a kernel of
-// its own: the general kernels' item unravelling and run-time width cost a small copy 0.1-0.3 us
-// (bench/NOTES.md, "Contiguous runs").
+// its own: the general kernels' item unravelling and run-time width cost 0.1-0.5 us from 4 KiB to
+// 16 MiB (bench/NOTES.md, "cuda.copy: contiguous runs").
 struct Runs {
   const std::byte* src[kInlineItems];
   std::byte* dst[kInlineItems];
