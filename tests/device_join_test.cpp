@@ -186,8 +186,10 @@ TEST(DeviceJoin, ThousandSmallInputs) {
 }
 
 // The GPU's ways of finding a block's piece of work: up to 8 inputs in the launch's parameters, in
-// chunks of one vector per thread where they would not give every SM a block, else of four; more
-// inputs in the persistent region, through a block -> input table unless every input fits one block.
+// chunks of one vector per thread where they would not give every SM a block, else of four (inputs
+// that are each one contiguous run of one width, as those of 5 floats here, take cuda.copy's Runs:
+// AndSplitContiguousRunsOfEveryWidth); more inputs in the persistent region, through a block ->
+// input table unless every input fits one block.
 TEST(DeviceJoin, FewAndManyInputsOfEverySize) {
   for (uint32_t count : {2u, 8u, 9u, 40u}) {
     for (uint32_t columns : {5u, 4096u, 4100u, 40000u}) {
@@ -202,8 +204,10 @@ TEST(DeviceJoin, FewAndManyInputsOfEverySize) {
 
 // Up to 8 pieces that are each one contiguous run (a JOIN or SPLIT along the outermost axis: on
 // the GPU, cuda.copy's Runs, a block's piece found by comparisons, one vector a thread): vectors of
-// every width the bound addresses allow (alignment 1 to 16 bytes), and pieces of one vector, of a
-// block's vectors and one either side, and of several blocks.
+// every width the bound addresses allow (alignment 1 to 16 bytes). With 16-byte vectors the pieces
+// are of 1, 255, 256 and 257 vectors (a block's and one either side), and of 2500; narrower
+// vectors make more of them from the same bytes, up to 40000 one-byte vectors (157 blocks).
+// Pieces whose vectors differ in width take the general kernel, with the same results.
 TEST(DeviceJoin, AndSplitContiguousRunsOfEveryWidth) {
   const uint32_t lengths[] = {4096, 16, 4080, 4112, 40000, 48, 8192, 1024};  // bytes, multiples of 16
   for (uint32_t alignment : {1u, 2u, 4u, 8u, 16u}) {
@@ -220,6 +224,9 @@ TEST(DeviceJoin, AndSplitContiguousRunsOfEveryWidth) {
   SplitTester().type(DML_TENSOR_DATA_TYPE_UINT8).axis(0).outputs({{1}, {255}, {257}, {4097}, {3}}).run();
   JoinTester().type(DML_TENSOR_DATA_TYPE_UINT64).axis(0).inputs({{3, 1000}, {1, 1000}, {70, 1000}}).run();
   SplitTester().type(DML_TENSOR_DATA_TYPE_UINT64).axis(0).outputs({{3, 1000}, {1, 1000}, {70, 1000}}).run();
+  // 16-byte vectors for the first piece, 8-byte ones for the two after it (at byte 4096 and 4104).
+  JoinTester().type(DML_TENSOR_DATA_TYPE_UINT8).axis(0).inputs({{4096}, {8}, {4096}}).run();
+  SplitTester().type(DML_TENSOR_DATA_TYPE_UINT8).axis(0).outputs({{4096}, {8}, {4096}}).run();
 }
 
 // Many pieces of one shape: the GPU works out each block's piece from its number (cuda.copy's

@@ -508,18 +508,18 @@ class CudaCopyKernel final : public Kernel {
     uint32_t blocks = runs_blocks_;
     if (!runs_blocks_)
       for (const LaunchGroup& group : groups_) blocks += group.blocks;
-    const std::string how = runs_blocks_
-                                ? cat("contiguous runs in the parameters, ", kRunsUnroll, " vectors per thread")
+    const uint32_t unroll = runs_blocks_ ? kRunsUnroll : small_ ? kSmallUnroll : kUnroll;
+    const std::string how = runs_blocks_      ? std::string("contiguous runs in the parameters")
                             : inline_         ? cat("items in the parameters (up to ", kInlineItems, ")")
                             : uniform_        ? cat("items of one shape, ", uniform_->items_per_block,
                                                     " a block (addresses by arithmetic where they step evenly)")
                             : block_per_item_ ? std::string("block b copies item b")
                                               : std::string("a block -> item table");
-    return cat("cuda.copy tuning: ", kThreads, " threads, ", small_ ? kSmallUnroll : kUnroll, " vectors per thread (",
-               kSmallUnroll, " where a copy would not give every SM a block; ", kRunsUnroll, " for up to ",
-               kInlineItems, " contiguous runs); pointer tables of ", kSmallTable, ", ", kMediumTable, " or ",
-               kLargeTable, " tensors; this plan: ", items_.size(), " items, ", how, ", ", blocks, " blocks in ",
-               groups_.size(), " launches");
+    return cat("cuda.copy tuning: ", kThreads, " threads, ", kUnroll, " vectors per thread (", kSmallUnroll,
+               " where a copy would not give every SM a block; ", kRunsUnroll, " for up to ", kInlineItems,
+               " contiguous runs); pointer tables of ", kSmallTable, ", ", kMediumTable, " or ", kLargeTable,
+               " tensors; this plan: ", items_.size(), " items, ", how, ", ", unroll, " vectors per thread, ", blocks,
+               " blocks in ", groups_.size(), " launches");
   }
 
   Status initialize(std::byte* persistent, void* stream) const override {
