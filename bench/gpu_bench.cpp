@@ -128,10 +128,10 @@ struct Runner {
   void run_case(const char* op, const std::string& name, const opendml::OperatorDesc& desc,
                 const std::vector<std::vector<uint8_t>>& inputs, const std::vector<uint64_t>& output_sizes,
                 const std::function<uint64_t(size_t, const std::vector<std::vector<uint8_t>>&)>& defined_bytes,
-                uint64_t bytes_moved, int runs, const odml_operator_options& extensions = {}) {
+                uint64_t bytes_moved, int runs, const odml_operator_options& operator_options = {}) {
     if (!selected(std::string(op) + " " + name)) return;
     // CPU reference.
-    opendml::CompiledOperator cpu_op = opendml::Operator(cpu, desc, DML_FEATURE_LEVEL(0), extensions).compile();
+    opendml::CompiledOperator cpu_op = opendml::Operator(cpu, desc, DML_FEATURE_LEVEL(0), operator_options).compile();
     cpu_op.initialize();
     std::vector<std::vector<uint8_t>> expected;
     for (uint64_t size : output_sizes) expected.emplace_back(size, 0xCD);
@@ -143,7 +143,7 @@ struct Runner {
     }
 
     // CUDA.
-    opendml::CompiledOperator op_gpu = opendml::Operator(cuda, desc, DML_FEATURE_LEVEL(0), extensions).compile();
+    opendml::CompiledOperator op_gpu = opendml::Operator(cuda, desc, DML_FEATURE_LEVEL(0), operator_options).compile();
     const odml_binding_properties props = op_gpu.binding_properties();
     DeviceBuffer temporary(props.temporary_size_in_bytes), persistent(props.persistent_size_in_bytes);
     const odml_buffer_binding temp_binding =
@@ -320,12 +320,12 @@ struct Runner {
       std::memcpy(&count, expected[0].data(), coordinate_bytes);
       return count * rank * coordinate_bytes;
     };
-    const odml_operator_options extensions{
+    const odml_operator_options operator_options{
         (coordinate_bytes == 8 ? ODML_EXTENSION_64BIT_INDICES : 0u) | (filled ? ODML_EXTENSION_FILL_ROWS : 0u), 0,
         nullptr, static_cast<uint32_t>(fill.size()), fill.data()};
     run_case("nonzero", name, desc, {data}, {coordinate_bytes, uint64_t{m} * rank * coordinate_bytes}, defined,
              n * type_bytes + (filled ? n : nonzeros) * rank * coordinate_bytes + coordinate_bytes, options.runs,
-             extensions);
+             operator_options);
   }
 
   // JOIN (split == false) or SPLIT of `pieces` tensors of [rows, slice] elements along axis 1.

@@ -19,6 +19,7 @@
 // the host.
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <optional>
 #include <type_traits>
 #include <vector>
@@ -480,8 +481,15 @@ class CudaCopyKernel final : public Kernel {
       return first;
     };
     const uint32_t blocks = number_blocks(kChunk);
-    if (groups_.size() == 1 && items_.size() <= kInlineItems && runs_of(plan)) return;
     if (groups_.size() == 1 && items_.size() <= kInlineItems) {
+      // Runs: items of at most 2^31 vectors (split_items), so at most 2^26 blocks of a vector a thread.
+      runs_ = std::all_of(plan.items.begin(), plan.items.end(), [&](const CopyItem& c) {
+        return c.rank == 1 && c.src_strides[0] == 1 && c.dst_strides[0] == 1 && c.width == plan.items[0].width;
+      });
+      if (runs_) {
+        number_blocks(kThreads * kRunsUnroll);
+        return;
+      }
       small_ = blocks < device.multiprocessors();
       if (small_) number_blocks(kThreads * kSmallUnroll);
       inline_ = std::make_unique<InlineItems>();
@@ -501,15 +509,14 @@ class CudaCopyKernel final : public Kernel {
   }
 
   uint64_t persistent_bytes() const override {
-    return runs_blocks_ || inline_ || uniform_ ? 0 : block_table_offset() + block_items_.size() * sizeof(uint32_t);
+    return runs_ || inline_ || uniform_ ? 0 : block_table_offset() + block_items_.size() * sizeof(uint32_t);
   }
 
   std::string tuning() const {
-    uint32_t blocks = runs_blocks_;
-    if (!runs_blocks_)
-      for (const LaunchGroup& group : groups_) blocks += group.blocks;
-    const uint32_t unroll = runs_blocks_ ? kRunsUnroll : small_ ? kSmallUnroll : kUnroll;
-    const std::string how = runs_blocks_      ? std::string("contiguous runs in the parameters")
+    uint32_t blocks = 0;
+    for (const LaunchGroup& group : groups_) blocks += group.blocks;
+    const uint32_t unroll = runs_ ? kRunsUnroll : small_ ? kSmallUnroll : kUnroll;
+    const std::string how = runs_             ? std::string("contiguous runs in the parameters")
                             : inline_         ? cat("items in the parameters (up to ", kInlineItems, ")")
                             : uniform_        ? cat("items of one shape, ", uniform_->items_per_block,
                                                     " a block (addresses by arithmetic where they step evenly)")
@@ -523,7 +530,7 @@ class CudaCopyKernel final : public Kernel {
   }
 
   Status initialize(std::byte* persistent, void* stream) const override {
-    if (runs_blocks_ || inline_ || uniform_) return {};
+    if (runs_ || inline_ || uniform_) return {};
     DeviceGuard guard(ordinal_);
     const auto s = static_cast<cudaStream_t>(stream);
     ODML_RETURN_IF_ERROR(cuda_status(
@@ -537,17 +544,17 @@ class CudaCopyKernel final : public Kernel {
   Status execute(const ExecuteArgs& args) const override {
     DeviceGuard guard(ordinal_);
     const auto stream = static_cast<cudaStream_t>(args.stream);
-    if (runs_blocks_) {
-      Runs runs;
-      for (uint32_t i = 0; i < kInlineItems; ++i) {
-        const bool item = i < items_.size();
-        const DeviceItem& d = items_[item ? i : 0];
-        runs.src[i] = item ? address(groups_[0].slots[d.src], args) + d.src_offset * d.width : nullptr;
-        runs.dst[i] = item ? address(groups_[0].slots[d.dst], args) + d.dst_offset * d.width : nullptr;
-        runs.first_block[i] = item ? d.first_block : UINT32_MAX;
-        runs.count[i] = item ? d.count : 0;
+    if (runs_) {
+      Runs runs{};
+      std::fill(std::begin(runs.first_block), std::end(runs.first_block), UINT32_MAX);
+      for (size_t i = 0; i < items_.size(); ++i) {
+        const DeviceItem& d = items_[i];
+        runs.src[i] = address(groups_[0].slots[d.src], args) + d.src_offset * d.width;
+        runs.dst[i] = address(groups_[0].slots[d.dst], args) + d.dst_offset * d.width;
+        runs.first_block[i] = d.first_block;
+        runs.count[i] = d.count;
       }
-      launch_runs(items_[0].width, runs_blocks_, stream, runs);
+      launch_runs(items_[0].width, groups_[0].blocks, stream, runs);
       return check_launch("cuda.copy", stream);
     }
     if (inline_) {
@@ -577,23 +584,6 @@ class CudaCopyKernel final : public Kernel {
  private:
   uint64_t block_table_offset() const { return align16(items_.size() * sizeof(DeviceItem)); }
 
-  // Sets up Runs where the plan's items are each one contiguous run of one width; false otherwise.
-  bool runs_of(const CopyPlan& plan) {
-    const bool contiguous = std::all_of(plan.items.begin(), plan.items.end(), [&](const CopyItem& c) {
-      return c.rank == 1 && c.src_strides[0] == 1 && c.dst_strides[0] == 1 && c.width == plan.items[0].width;
-    });
-    uint64_t blocks = 0;
-    for (const DeviceItem& d : items_) blocks += blocks_of(d, kThreads * kRunsUnroll);
-    if (!contiguous || blocks == 0 || blocks > INT32_MAX) return false;
-    runs_blocks_ = static_cast<uint32_t>(blocks);
-    blocks = 0;
-    for (DeviceItem& d : items_) {
-      d.first_block = static_cast<uint32_t>(blocks);
-      blocks += blocks_of(d, kThreads * kRunsUnroll);
-    }
-    return true;
-  }
-
   int ordinal_;
   std::vector<DeviceItem> items_;
   std::vector<uint32_t> block_items_;
@@ -602,7 +592,7 @@ class CudaCopyKernel final : public Kernel {
   std::unique_ptr<UniformItems> uniform_;  // set when the items are uniform (UniformItems; launch groups_[0])
   bool block_per_item_ = false;            // block b copies item b: no block -> item table
   bool small_ = false;                     // inline items in chunks of kThreads * kSmallUnroll vectors
-  uint32_t runs_blocks_ = 0;               // set when the items are contiguous runs (Runs): their blocks
+  bool runs_ = false;                      // the items are contiguous runs of one width (Runs)
 };
 
 // ---- cuda.slices -------------------------------------------------------------------------------
