@@ -251,6 +251,15 @@ TEST(DeviceJoin, ManyPiecesOfOneShape) {
       JoinTester().axis(axis).inputs(small).run();
       SplitTester().axis(axis).outputs(small).run();
     }
+  // Pieces that are each one contiguous run of vectors of 1, 2, 4, 8 and 16 bytes (cuda.copy's uniform
+  // runs): 9 pieces of a few vectors, and 1001 pieces, whose 3003 vectors cut the last block short.
+  for (uint32_t bytes : {3u, 6u, 12u, 24u, 48u})
+    for (uint32_t count : {9u, 1001u}) {
+      SCOPED_TRACE(::testing::Message() << count << " pieces of " << bytes << " bytes");
+      const std::vector<Shape> runs(count, Shape{1, bytes});
+      JoinTester().type(DML_TENSOR_DATA_TYPE_UINT8).axis(0).inputs(runs).run();
+      SplitTester().type(DML_TENSOR_DATA_TYPE_UINT8).axis(0).outputs(runs).run();
+    }
   const std::vector<Shape> rows(12, Shape{37, 100});
   JoinTester().axis(1).inputs(rows).run();
   SplitTester().axis(1).outputs(rows).run();

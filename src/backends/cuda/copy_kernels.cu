@@ -54,6 +54,10 @@ static_assert(2 * kInlineItems <= kSmallTable);
 // cuda.copy of contiguous runs (Runs): vectors per thread, at every size. Four a thread from a wave
 // of blocks on were slower from 16 MiB (bench/NOTES.md, "cuda.copy: contiguous runs").
 constexpr uint32_t kRunsUnroll = 1;
+// Uniform items that are each one contiguous run (1000 inputs of 4 KiB): vectors per thread. Four
+// measured 1.02x (JOIN) and 1.04x (SPLIT) beside one, which measured as the general uniform kernel
+// (bench/NOTES.md, "cuda.copy: uniform items that are contiguous runs").
+constexpr uint32_t kUniformRunsUnroll = 4;
 // cuda.slices: up to this many pieces travel in the kernel parameters; more live in the persistent
 // region. With no persistent region, a call needs no initialize and uploads nothing: where nothing
 // lends memory across calls (JAX's handlers) an upload at every call cost 8-15% at 256 MiB
@@ -74,9 +78,10 @@ using Vec = std::conditional_t<
     std::conditional_t<kWidth == 2, uint16_t,
                        std::conditional_t<kWidth == 4, uint32_t, std::conditional_t<kWidth == 8, uint2, uint4>>>>;
 
-// Calls fn.template operator()<kWidth>() for the run-time width.
+// Calls fn.template operator()<kWidth>() for the run-time width: in a kernel, or on the host to
+// launch a kernel of that width.
 template <class Fn>
-__device__ __forceinline__ void with_width(uint32_t width, Fn&& fn) {
+__host__ __device__ __forceinline__ void with_width(uint32_t width, Fn&& fn) {
   switch (width) {
     case 16: return fn.template operator()<16>();
     case 8: return fn.template operator()<8>();
@@ -298,16 +303,6 @@ __global__ void __launch_bounds__(kThreads) runs_copy_kernel(const __grid_consta
   }
 }
 
-void launch_runs(uint32_t width, uint32_t blocks, cudaStream_t stream, const Runs& runs) {
-  switch (width) {
-    case 16: return runs_copy_kernel<16><<<blocks, kThreads, 0, stream>>>(runs);
-    case 8: return runs_copy_kernel<8><<<blocks, kThreads, 0, stream>>>(runs);
-    case 4: return runs_copy_kernel<4><<<blocks, kThreads, 0, stream>>>(runs);
-    case 2: return runs_copy_kernel<2><<<blocks, kThreads, 0, stream>>>(runs);
-    default: return runs_copy_kernel<1><<<blocks, kThreads, 0, stream>>>(runs);
-  }
-}
-
 template <uint32_t kCapacity>
 struct CopyLaunch {
   static void launch(const LaunchGroup& group, const PointerTable<kCapacity>& table, cudaStream_t stream,
@@ -331,6 +326,11 @@ struct UniformItems {
   FastDivmod item_vectors;      // item.count: a vector of a block's span -> its item
   bool shared_src;              // SPLIT: the items share their source; JOIN: their destination
   uint64_t src_step, dst_step;  // item i's offsets: item 0's + i * step (in vectors, modulo 2^64)
+  // Items that are each one contiguous run, of at most kMaxItemVectors vectors in all, take a kernel
+  // of their width (uniform_runs_kernel) that walks every item's vectors in turn, kUniformRunsUnroll
+  // a thread; blocks_per_item and items_per_block are then unused.
+  bool runs;
+  uint32_t vectors;  // items * item.count, where runs
 };
 
 // The tensors of uniform items whose own tensors, bound at this execute, lie at evenly stepped
@@ -379,11 +379,49 @@ __global__ void __launch_bounds__(kThreads)
   });
 }
 
+// Uniform items that are each one contiguous run: vector v of the span is vector v % count of item
+// v / count.
+template <uint32_t kWidth, class Tensors>
+__global__ void __launch_bounds__(kThreads)
+    uniform_runs_kernel(const __grid_constant__ UniformItems u, const __grid_constant__ Tensors tensors) {
+  using V = Vec<kWidth>;
+  const uint32_t begin = blockIdx.x * (kThreads * kUniformRunsUnroll) + threadIdx.x;
+  std::byte* const shared = shared_tensor(tensors);
+  V values[kUniformRunsUnroll];
+  V* targets[kUniformRunsUnroll];
+#pragma unroll
+  for (uint32_t k = 0; k < kUniformRunsUnroll; ++k) {
+    const uint32_t v = begin + k * kThreads;
+    if (v >= u.vectors) break;
+    uint32_t i, index;
+    u.item_vectors.divmod(v, i, index);
+    std::byte* const own = own_tensor(tensors, i);
+    const auto* src = reinterpret_cast<const V*>(u.shared_src ? shared : own);
+    auto* dst = reinterpret_cast<V*>(u.shared_src ? own : shared);
+    values[k] = __ldg(src + u.item.src_offset + i * u.src_step + index);
+    targets[k] = dst + u.item.dst_offset + i * u.dst_step + index;
+  }
+#pragma unroll
+  for (uint32_t k = 0; k < kUniformRunsUnroll; ++k) {
+    if (begin + k * kThreads >= u.vectors) break;
+    *targets[k] = values[k];
+  }
+}
+
+template <class Tensors>
+void launch_uniform(const UniformItems& u, uint32_t blocks, cudaStream_t stream, const Tensors& tensors) {
+  if (u.runs)
+    with_width(u.item.width,
+               [&]<uint32_t kWidth>() { uniform_runs_kernel<kWidth><<<blocks, kThreads, 0, stream>>>(u, tensors); });
+  else
+    uniform_copy_kernel<<<blocks, kThreads, 0, stream>>>(u, tensors);
+}
+
 template <uint32_t kCapacity>
 struct UniformLaunch {
   static void launch(const LaunchGroup& group, const PointerTable<kCapacity>& table, cudaStream_t stream,
                      const UniformItems* u) {
-    uniform_copy_kernel<<<group.blocks, kThreads, 0, stream>>>(*u, table);
+    launch_uniform(*u, group.blocks, stream, table);
   }
 };
 
@@ -422,9 +460,12 @@ std::unique_ptr<UniformItems> uniform_items(const CopyPlan& plan, const std::vec
       return nullptr;
   }
   const uint32_t count = static_cast<uint32_t>(items.size());
+  const uint64_t vectors = uint64_t{count} * first.count;
+  const bool runs = a.rank == 1 && a.src_strides[0] == 1 && a.dst_strides[0] == 1 && vectors <= kMaxItemVectors;
   const uint32_t per_block = std::clamp(kChunk / std::max(first.count, 1u), 1u, std::max(count / multiprocessors, 1u));
   const uint64_t blocks_per_item = per_block > 1 ? 1 : blocks_of(first, kChunk);
-  const uint64_t blocks = blocks_per_item * ceil_div(count, per_block);
+  const uint64_t blocks =
+      runs ? ceil_div(vectors, uint64_t{kThreads * kUniformRunsUnroll}) : blocks_per_item * ceil_div(count, per_block);
   if (blocks > INT32_MAX) return nullptr;
   auto u = std::make_unique<UniformItems>();
   u->item = first;
@@ -435,6 +476,8 @@ std::unique_ptr<UniformItems> uniform_items(const CopyPlan& plan, const std::vec
   u->shared_src = shared_src;
   u->src_step = src_step;
   u->dst_step = dst_step;
+  u->runs = runs;
+  u->vectors = runs ? static_cast<uint32_t>(vectors) : 0;
   group = LaunchGroup{};
   group.slots.push_back({!shared_src, shared_src ? a.input : a.output});
   for (const CopyItem& c : items) group.slots.push_back({shared_src, shared_src ? c.output : c.input});
@@ -515,18 +558,23 @@ class CudaCopyKernel final : public Kernel {
   std::string tuning() const {
     uint32_t blocks = 0;
     for (const LaunchGroup& group : groups_) blocks += group.blocks;
-    const uint32_t unroll = runs_ ? kRunsUnroll : small_ ? kSmallUnroll : kUnroll;
+    const uint32_t unroll = runs_                        ? kRunsUnroll
+                            : uniform_ && uniform_->runs ? kUniformRunsUnroll
+                            : small_                     ? kSmallUnroll
+                                                         : kUnroll;
     const std::string how = runs_             ? std::string("contiguous runs in the parameters")
                             : inline_         ? cat("items in the parameters (up to ", kInlineItems, ")")
-                            : uniform_        ? cat("items of one shape, ", uniform_->items_per_block,
-                                                    " a block (addresses by arithmetic where they step evenly)")
+                            : uniform_        ? cat("items of one shape, ",
+                                             uniform_->runs ? std::string("each a contiguous run")
+                                                                   : cat(uniform_->items_per_block, " a block"),
+                                                    " (addresses by arithmetic where they step evenly)")
                             : block_per_item_ ? std::string("block b copies item b")
                                               : std::string("a block -> item table");
     return cat("cuda.copy tuning: ", kThreads, " threads, ", kUnroll, " vectors per thread (", kSmallUnroll,
                " where a copy would not give every SM a block; ", kRunsUnroll, " for up to ", kInlineItems,
-               " contiguous runs); pointer tables of ", kSmallTable, ", ", kMediumTable, " or ", kLargeTable,
-               " tensors; this plan: ", items_.size(), " items, ", how, ", ", unroll, " vectors per thread, ", blocks,
-               " blocks in ", groups_.size(), " launches");
+               " contiguous runs; ", kUniformRunsUnroll, " for contiguous runs of one shape); pointer tables of ",
+               kSmallTable, ", ", kMediumTable, " or ", kLargeTable, " tensors; this plan: ", items_.size(), " items, ",
+               how, ", ", unroll, " vectors per thread, ", blocks, " blocks in ", groups_.size(), " launches");
   }
 
   Status initialize(std::byte* persistent, void* stream) const override {
@@ -554,7 +602,9 @@ class CudaCopyKernel final : public Kernel {
         runs.first_block[i] = d.first_block;
         runs.count[i] = d.count;
       }
-      launch_runs(items_[0].width, groups_[0].blocks, stream, runs);
+      with_width(items_[0].width, [&]<uint32_t kWidth>() {
+        runs_copy_kernel<kWidth><<<groups_[0].blocks, kThreads, 0, stream>>>(runs);
+      });
       return check_launch("cuda.copy", stream);
     }
     if (inline_) {
@@ -566,7 +616,7 @@ class CudaCopyKernel final : public Kernel {
     }
     if (uniform_) {
       if (const std::optional<SteppedTensors> stepped = stepped_tensors(groups_[0], args))
-        uniform_copy_kernel<<<groups_[0].blocks, kThreads, 0, stream>>>(*uniform_, *stepped);
+        launch_uniform(*uniform_, groups_[0].blocks, stream, *stepped);
       else
         launch_with_table<UniformLaunch>(groups_[0], args, stream, uniform_.get());
       return check_launch("cuda.copy", stream);
