@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "opendml/opendml.hpp"
+#include "support/data_types.h"
 #include "support/test_env.h"
 #include "support/testers.h"
 
@@ -257,6 +258,25 @@ TEST_F(DeviceCuda, OneCompiledOperatorOnTwoStreams) {
       cudaStreamDestroy(streams[s]);
     }
   }
+}
+
+// Inputs of 2 to 8 tiles (of 16 KiB: 4096 float32, 8192 float16 or 16384 uint8 elements) take a grid
+// of a block a tile, launched as one thread block cluster whose hardware barrier is the grid barrier
+// (kClusterBlocks in nonzero_kernels.cu); 9 tiles take the cooperative launch. Each size whole and
+// cut short, at three densities, bit for bit against the CPU; one case with fill rows and one read
+// transposed, and two executions on one temporary region.
+TEST_F(DeviceCuda, NonzeroOfGridsOfOneCluster) {
+  for (const auto& [type, tile] :
+       {std::pair{DML_TENSOR_DATA_TYPE_FLOAT32, 4096u}, std::pair{DML_TENSOR_DATA_TYPE_FLOAT16, 8192u},
+        std::pair{DML_TENSOR_DATA_TYPE_UINT8, 16384u}})
+    for (uint32_t tiles : {2u, 3u, 8u, 9u})
+      for (uint32_t elements : {tiles * tile, tiles * tile - 5})
+        for (double density : {0.0, 0.5, 1.0}) {
+          SCOPED_TRACE(::testing::Message() << type_name(type) << ", " << elements << " elements, density " << density);
+          NonzeroTester().type(type).sizes({elements}).density(density).executions(2).run();
+        }
+  NonzeroTester().sizes({3, 8000}).density(0.3).fill_values({7, 9}).run();
+  NonzeroTester().sizes({5000, 6}).strides({1, 5000}).density(0.7).run();
 }
 
 // A block keeps the mask words and counts of as many of its tiles as fit in shared memory beside the

@@ -1,4 +1,5 @@
-// NONZERO_COORDINATES on the GPU in one cooperative launch that never waits for the host:
+// NONZERO_COORDINATES on the GPU in one launch (cooperative, or one cluster where the grid has a few
+// blocks) that never waits for the host:
 //
 //   phase 1: each block takes a contiguous range of tiles. For each tile (kThreads * kVectors
 //            16-byte vectors, read striped across the block so that every load is coalesced) it
@@ -8,8 +9,9 @@
 //            region. No warp waits for another: the loads of the next tile are issued before the
 //            current one's flags are worked out, so two tiles per block are in flight.
 //   grid barrier (cooperative_groups: every block is resident by construction of the grid; a block
-//            barrier where the grid is one block), split in two: between arriving and waiting, a
-//            block ranks and stages its first group of tiles, which needs nothing from the others.
+//            barrier where the grid is one block, the cluster's barrier where a grid of a few blocks
+//            is launched as one cluster), split in two: between arriving and waiting, a block ranks
+//            and stages its first group of tiles, which needs nothing from the others.
 //   phase 2: a block's first output row is the sum of the totals of the blocks before it (a few
 //            hundred to a few thousand words, read from L2). For each group of its tiles with
 //            non-zeros (group_tiles: a mask word per thread at least; the warps' counts summed) it
@@ -57,9 +59,58 @@ constexpr uint32_t kOddRangeTiles = 64;
 // cost their kernels 8-15% (bench/NOTES.md, "A pool of each block's last groups").
 constexpr uint32_t kPoolTiles = 16;
 constexpr uint32_t kPoolShare = 4;
+// Grids of 2 to kClusterBlocks blocks (inputs of up to 8 tiles) launch as one thread block cluster,
+// on GPUs that have them, and their grid barrier is the cluster's, in hardware, instead of
+// cooperative groups' counter in global memory: 1.06x at 2^14 float32 elements (bench/NOTES.md,
+// "NONZERO: small grids as one cluster"). 8 is the largest cluster every GPU with clusters launches.
+constexpr uint32_t kClusterBlocks = 8;
 constexpr bool pools(uint32_t element_bytes) { return element_bytes >= 2; }
 // pool_rows' value until the owner has published it.
 constexpr uint64_t kRowPending = ~uint64_t{0};
+
+// Whether this grid is one cluster of blocks (execute launches it so where it has 2 to kClusterBlocks
+// blocks and the GPU has clusters): the same answer in every thread of the grid.
+__device__ __forceinline__ bool grid_is_one_cluster() {
+#if __CUDA_ARCH__ >= 900
+  return gridDim.x > 1 && cooperative_groups::this_cluster().num_blocks() == gridDim.x;
+#else
+  return false;
+#endif
+}
+
+// The grid barrier, in two halves (every thread calls both): the cluster's barrier where the grid is
+// one cluster (its arrive releases and its wait acquires the blocks' earlier writes, block_totals
+// among them), a block barrier where the grid is one block, cooperative groups' grid barrier
+// otherwise (a cooperative launch).
+class GridBarrier {
+ public:
+  __device__ __forceinline__ void arrive() {
+    if (gridDim.x == 1) {
+      __syncthreads();
+    } else if (cluster_) {
+#if __CUDA_ARCH__ >= 900
+      cooperative_groups::this_cluster().barrier_arrive();
+#endif
+    } else {
+      arrival_ = grid_.barrier_arrive();
+    }
+  }
+  __device__ __forceinline__ void wait() {
+    if (gridDim.x == 1) return;
+    if (cluster_) {
+#if __CUDA_ARCH__ >= 900
+      cooperative_groups::this_cluster().barrier_wait();
+#endif
+    } else {
+      grid_.barrier_wait(std::move(arrival_));
+    }
+  }
+
+ private:
+  const bool cluster_ = grid_is_one_cluster();
+  const cooperative_groups::grid_group grid_ = cooperative_groups::this_grid();
+  cooperative_groups::grid_group::arrival_token arrival_ = 0;
+};
 
 // 32-bit mask words per tile: one bit per element.
 constexpr uint32_t tile_words(uint32_t element_bytes) { return kTileBytes / element_bytes / 32; }
@@ -674,13 +725,8 @@ __global__ void __launch_bounds__(kThreads) nonzero_kernel(const NonzeroParams p
   // staged. A grid of one block (an input of one tile) waits for nothing but itself: 1.2 us of a
   // 7-us call on an H100. One block working through four tiles took 1.6x as long as four blocks and
   // the grid barrier (bench/NOTES.md).
-  const cooperative_groups::grid_group grid = cooperative_groups::this_grid();
-  cooperative_groups::grid_group::arrival_token arrival = 0;
-  if (gridDim.x == 1) {
-    __syncthreads();
-  } else {
-    arrival = grid.barrier_arrive();
-  }
+  GridBarrier barrier;
+  barrier.arrive();
 
   // The block's own tiles in passes: their counts read at once, then the groups of G tiles with
   // non-zeros in turn, each one's mask words loaded while the group before it is written, then ranked
@@ -712,7 +758,7 @@ __global__ void __launch_bounds__(kThreads) nonzero_kernel(const NonzeroParams p
     return j;
   };
   uint32_t j = start_pass();
-  if (gridDim.x > 1) grid.barrier_wait(std::move(arrival));
+  barrier.wait();
 
   Index below = 0;  // non-zeros in the blocks before this one
   for (uint32_t b = threadIdx.x; b < blockIdx.x; b += kThreads) below += __ldcg(&p.block_totals[b]);
@@ -907,6 +953,10 @@ class CudaNonzeroKernel final : public Kernel {
       ODML_RETURN_IF_ERROR(grid_for(kernel_));
     }
     blocks_ = ceil_div(p.tiles, p.tiles_per_block);
+    int clusters = 0;
+    ODML_RETURN_IF_ERROR(cuda_status(cudaDeviceGetAttribute(&clusters, cudaDevAttrClusterLaunch, device.ordinal()),
+                                     "cuda.nonzero: sizing the grid"));
+    one_cluster_ = clusters != 0 && blocks_ > 1 && blocks_ <= kClusterBlocks;
     p.own_tiles =
         p.pool_groups > 0 ? ceil_div(p.tiles_per_block, group) * group - p.pool_groups * group : p.tiles_per_block;
     // Kept: as many of a block's own tiles as the shared memory left beside per_sm resident blocks
@@ -930,7 +980,9 @@ class CudaNonzeroKernel final : public Kernel {
                       kOddRangeTiles, ", a pool of 1/", kPoolShare, " of the groups from ", kPoolTiles,
                       " tiles a block", pools(plan.element_bytes) ? "" : " (none for one-byte elements)", "; ", blocks_,
                       " blocks of ", p.tiles_per_block, " tiles (", per_sm, " per SM), ", p.kept_tiles,
-                      " of them kept in ", kept_bytes_, " bytes of shared memory, ", p.pool_groups, " groups pooled"));
+                      " of them kept in ", kept_bytes_, " bytes of shared memory, ", p.pool_groups, " groups pooled, ",
+                      one_cluster_ ? "one cluster" : "a cooperative launch", " (grids of 2 to ", kClusterBlocks,
+                      " blocks as one cluster where the GPU has them)"));
     return {};
   }
 
@@ -951,15 +1003,23 @@ class CudaNonzeroKernel final : public Kernel {
     region += pool_bytes_;
     p.warp_counts = reinterpret_cast<uint32_t*>(region);
     p.flag_words = reinterpret_cast<uint32_t*>(region + counts_bytes_);
-    cudaLaunchAttribute cooperative{};
-    cooperative.id = cudaLaunchAttributeCooperative;
-    cooperative.val.cooperative = 1;
+    // Every block resident at once, for the grid barrier (GridBarrier): one cluster, or cooperative.
+    cudaLaunchAttribute resident{};
+    if (one_cluster_) {
+      resident.id = cudaLaunchAttributeClusterDimension;
+      resident.val.clusterDim.x = blocks_;
+      resident.val.clusterDim.y = 1;
+      resident.val.clusterDim.z = 1;
+    } else {
+      resident.id = cudaLaunchAttributeCooperative;
+      resident.val.cooperative = 1;
+    }
     cudaLaunchConfig_t config{};
     config.gridDim = dim3(blocks_);
     config.blockDim = dim3(kThreads);
     config.dynamicSmemBytes = kept_bytes_;
     config.stream = static_cast<cudaStream_t>(args.stream);
-    config.attrs = &cooperative;
+    config.attrs = &resident;
     config.numAttrs = 1;
     ODML_RETURN_IF_ERROR(cuda_status(cudaLaunchKernelEx(&config, kernel_, p), "cuda.nonzero: launching"));
     return check_launch("cuda.nonzero", config.stream);
@@ -972,7 +1032,8 @@ class CudaNonzeroKernel final : public Kernel {
   KernelFunction pooled_kernel_ = nullptr;
   NonzeroParams params_{};
   uint32_t blocks_ = 0;
-  uint32_t kept_bytes_ = 0;  // dynamic shared memory a block: Kept
+  bool one_cluster_ = false;  // launched as one thread block cluster (kClusterBlocks)
+  uint32_t kept_bytes_ = 0;   // dynamic shared memory a block: Kept
   uint64_t totals_bytes_ = 0;
   uint64_t pool_bytes_ = 0;
   uint64_t counts_bytes_ = 0;
