@@ -69,7 +69,8 @@ constexpr bool pools(uint32_t element_bytes) { return element_bytes >= 2; }
 constexpr uint64_t kRowPending = ~uint64_t{0};
 
 // Whether this grid is one cluster of blocks (execute launches it so where it has 2 to kClusterBlocks
-// blocks and the GPU has clusters): the same answer in every thread of the grid.
+// blocks, the GPU has clusters and the kernel was compiled for sm_90 or later): the same answer in
+// every thread of the grid.
 __device__ __forceinline__ bool grid_is_one_cluster() {
 #if __CUDA_ARCH__ >= 900
   return gridDim.x > 1 && cooperative_groups::this_cluster().num_blocks() == gridDim.x;
@@ -953,10 +954,14 @@ class CudaNonzeroKernel final : public Kernel {
       ODML_RETURN_IF_ERROR(grid_for(kernel_));
     }
     blocks_ = ceil_div(p.tiles, p.tiles_per_block);
+    // One cluster where the GPU has clusters and the kernel has the cluster barrier: GridBarrier's is
+    // compiled for sm_90 and up only, and a kernel built from older PTX takes the cooperative launch.
     int clusters = 0;
+    cudaFuncAttributes attributes{};
     ODML_RETURN_IF_ERROR(cuda_status(cudaDeviceGetAttribute(&clusters, cudaDevAttrClusterLaunch, device.ordinal()),
                                      "cuda.nonzero: sizing the grid"));
-    one_cluster_ = clusters != 0 && blocks_ > 1 && blocks_ <= kClusterBlocks;
+    ODML_RETURN_IF_ERROR(cuda_status(cudaFuncGetAttributes(&attributes, kernel_), "cuda.nonzero: sizing the grid"));
+    one_cluster_ = clusters != 0 && attributes.ptxVersion >= 90 && blocks_ > 1 && blocks_ <= kClusterBlocks;
     p.own_tiles =
         p.pool_groups > 0 ? ceil_div(p.tiles_per_block, group) * group - p.pool_groups * group : p.tiles_per_block;
     // Kept: as many of a block's own tiles as the shared memory left beside per_sm resident blocks
