@@ -7,8 +7,9 @@
 // cuda.copy    Any plan: each block copies a chunk of one item (or several small items of one
 //              shape), each thread kUnroll vectors of the item's width (up to 16 bytes),
 //              unravelling indices with FastDivmod. Plans of a few items that are each one
-//              contiguous run (Runs: a JOIN or SPLIT along the outermost axis) take a kernel
-//              of a handful of instructions instead.
+//              contiguous run (Runs: a JOIN or SPLIT along the outermost axis), and plans of many
+//              such items of one shape, take a kernel of a handful of instructions per width
+//              instead.
 //
 // Metadata (items, the block -> item table, the slices' column table) is built at compile and
 // uploaded to the persistent region at initialize (plans of up to kInlineItems items instead pass
@@ -170,6 +171,11 @@ struct DeviceItem {
   uint32_t src_strides[kMaxRank], dst_strides[kMaxRank];
 };
 
+// Whether `item` is one contiguous run of vectors in both tensors (Runs, uniform runs).
+bool contiguous_run(const CopyItem& item) {
+  return item.rank == 1 && item.src_strides[0] == 1 && item.dst_strides[0] == 1;
+}
+
 // Blocks of `chunk` vectors that copy `item`.
 uint32_t blocks_of(const DeviceItem& item, uint32_t chunk) {
   return static_cast<uint32_t>(ceil_div(uint64_t{item.count}, uint64_t{chunk}));
@@ -319,9 +325,10 @@ struct UniformItems {
   DeviceItem item;           // item 0 (src, dst and first_block unused)
   uint32_t items;            // how many
   uint32_t blocks_per_item;  // chunks of kChunk vectors; 1 where items_per_block > 1
-  // Items of at most half a chunk go several to a block, as many as leave every SM a block: 1000
-  // inputs of 4 KiB as 250 blocks, all resident at once, rather than 1000 blocks of a quarter chunk,
-  // of which 792 fit on an H100 at a time (bench/NOTES.md).
+  // Items of at most half a chunk go several to a block, as many as leave every SM a block (1000
+  // pieces of 3 rows of 40 floats joined along their rows: 7 a block). Measured on 1000 inputs of 4
+  // KiB before those took the uniform runs: 250 blocks, all resident at once, rather than 1000 blocks
+  // of a quarter chunk, of which 792 fit on an H100 at a time (bench/NOTES.md).
   uint32_t items_per_block;
   FastDivmod item_vectors;      // item.count: a vector of a block's span -> its item
   bool shared_src;              // SPLIT: the items share their source; JOIN: their destination
@@ -461,7 +468,7 @@ std::unique_ptr<UniformItems> uniform_items(const CopyPlan& plan, const std::vec
   }
   const uint32_t count = static_cast<uint32_t>(items.size());
   const uint64_t vectors = uint64_t{count} * first.count;
-  const bool runs = a.rank == 1 && a.src_strides[0] == 1 && a.dst_strides[0] == 1 && vectors <= kMaxItemVectors;
+  const bool runs = contiguous_run(a) && vectors <= kMaxItemVectors;
   const uint32_t per_block = std::clamp(kChunk / std::max(first.count, 1u), 1u, std::max(count / multiprocessors, 1u));
   const uint64_t blocks_per_item = per_block > 1 ? 1 : blocks_of(first, kChunk);
   const uint64_t blocks =
@@ -526,9 +533,8 @@ class CudaCopyKernel final : public Kernel {
     const uint32_t blocks = number_blocks(kChunk);
     if (groups_.size() == 1 && items_.size() <= kInlineItems) {
       // Runs: items of at most 2^31 vectors (split_items), so at most 2^26 blocks of a vector a thread.
-      runs_ = std::all_of(plan.items.begin(), plan.items.end(), [&](const CopyItem& c) {
-        return c.rank == 1 && c.src_strides[0] == 1 && c.dst_strides[0] == 1 && c.width == plan.items[0].width;
-      });
+      runs_ = std::all_of(plan.items.begin(), plan.items.end(),
+                          [&](const CopyItem& c) { return contiguous_run(c) && c.width == plan.items[0].width; });
       if (runs_) {
         number_blocks(kThreads * kRunsUnroll);
         return;
