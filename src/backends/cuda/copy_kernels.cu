@@ -274,8 +274,8 @@ __global__ void __launch_bounds__(kThreads) inline_copy_kernel(const __grid_cons
 // its own: the general kernels' item unravelling and run-time width cost 0.1-0.5 us from 4 KiB to
 // 16 MiB (bench/NOTES.md, "cuda.copy: contiguous runs").
 struct Runs {
-  const std::byte* src[kInlineItems];
-  std::byte* dst[kInlineItems];
+  const std::byte* src[kInlineItems];  // set at execute
+  std::byte* dst[kInlineItems];        // set at execute
   uint32_t first_block[kInlineItems];  // UINT32_MAX past the last item
   uint32_t count[kInlineItems];        // vectors
 };
@@ -533,10 +533,16 @@ class CudaCopyKernel final : public Kernel {
     const uint32_t blocks = number_blocks(kChunk);
     if (groups_.size() == 1 && items_.size() <= kInlineItems) {
       // Runs: items of at most 2^31 vectors (split_items), so at most 2^26 blocks of a vector a thread.
-      runs_ = std::all_of(plan.items.begin(), plan.items.end(),
-                          [&](const CopyItem& c) { return contiguous_run(c) && c.width == plan.items[0].width; });
-      if (runs_) {
+      // Their blocks and lengths are set here, their addresses at execute.
+      if (std::all_of(plan.items.begin(), plan.items.end(),
+                      [&](const CopyItem& c) { return contiguous_run(c) && c.width == plan.items[0].width; })) {
         number_blocks(kThreads * kRunsUnroll);
+        runs_ = std::make_unique<Runs>();
+        std::fill(std::begin(runs_->first_block), std::end(runs_->first_block), UINT32_MAX);
+        for (size_t i = 0; i < items_.size(); ++i) {
+          runs_->first_block[i] = items_[i].first_block;
+          runs_->count[i] = items_[i].count;
+        }
         return;
       }
       small_ = blocks < device.multiprocessors();
@@ -599,14 +605,11 @@ class CudaCopyKernel final : public Kernel {
     DeviceGuard guard(ordinal_);
     const auto stream = static_cast<cudaStream_t>(args.stream);
     if (runs_) {
-      Runs runs{};
-      std::fill(std::begin(runs.first_block), std::end(runs.first_block), UINT32_MAX);
+      Runs runs = *runs_;
       for (size_t i = 0; i < items_.size(); ++i) {
         const DeviceItem& d = items_[i];
         runs.src[i] = address(groups_[0].slots[d.src], args) + d.src_offset * d.width;
         runs.dst[i] = address(groups_[0].slots[d.dst], args) + d.dst_offset * d.width;
-        runs.first_block[i] = d.first_block;
-        runs.count[i] = d.count;
       }
       with_width(items_[0].width, [&]<uint32_t kWidth>() {
         runs_copy_kernel<kWidth><<<groups_[0].blocks, kThreads, 0, stream>>>(runs);
@@ -648,7 +651,7 @@ class CudaCopyKernel final : public Kernel {
   std::unique_ptr<UniformItems> uniform_;  // set when the items are uniform (UniformItems; launch groups_[0])
   bool block_per_item_ = false;            // block b copies item b: no block -> item table
   bool small_ = false;                     // inline items in chunks of kThreads * kSmallUnroll vectors
-  bool runs_ = false;                      // the items are contiguous runs of one width (Runs)
+  std::unique_ptr<Runs> runs_;             // set when the items are contiguous runs of one width: all but addresses
 };
 
 // ---- cuda.slices -------------------------------------------------------------------------------
