@@ -1,6 +1,7 @@
 // JOIN and SPLIT on the GPU: every copy item of the plan in one launch.
 //
-// cuda.slices  For concatenations of narrow rows (average slice under 128 bytes), where copying
+// cuda.slices  For concatenations of narrow rows (slices averaging under kSlicesMaxJoinBytes for
+//              a JOIN, kSlicesMaxSplitBytes for a SPLIT), where copying
 //              item by item would write (JOIN) or read (SPLIT) the joined tensor in scattered
 //              pieces. Threads walk the joined tensor linearly, so its accesses are coalesced,
 //              and find each element's piece with a binary search over the column offsets.
@@ -64,6 +65,12 @@ constexpr uint32_t kUniformRunsUnroll = 4;
 // lends memory across calls (JAX's handlers) an upload at every call cost 8-15% at 256 MiB
 // (bench/NOTES.md).
 constexpr uint32_t kInlinePieces = 16;
+// cuda.slices takes plans whose slices average under this many bytes; cuda.copy moves wider ones. A
+// JOIN of two 256-byte slices a row measured 1.03x through cuda.slices, which writes the joined
+// rows in order; the SPLIT of the same measured the same either way (bench/NOTES.md, "cuda.slices:
+// JOINs of slices up to 512 bytes").
+constexpr uint32_t kSlicesMaxJoinBytes = 512;
+constexpr uint32_t kSlicesMaxSplitBytes = 128;
 
 template <uint32_t kCapacity>
 struct PointerTable {
@@ -902,7 +909,9 @@ SlicesLayout slices_layout(const CopyPlan& plan) {
     column += columns;
   }
   if (layout.rows > 1 && column > layout.shape.row_stride) return fail("the pieces overrun the joined rows");
-  if (column * width / n >= 128) return fail("the slices average 128 bytes or more; cuda.copy moves them faster");
+  const uint32_t max_bytes = join ? kSlicesMaxJoinBytes : kSlicesMaxSplitBytes;
+  if (column * width / n >= max_bytes)
+    return fail(cat("the slices average ", max_bytes, " bytes or more; cuda.copy moves them faster"));
   const uint64_t count = column * layout.rows;
   if (count > kMaxElements || uint64_t{layout.rows} * layout.shape.row_stride > kMaxElements)
     return fail("the tensors span 2^32 or more units; cuda.copy splits them");
@@ -950,7 +959,8 @@ class CudaSlicesKernel final : public Kernel {
   uint64_t persistent_bytes() const override { return inline_ ? 0 : layout_.pieces.size() * sizeof(DevicePiece); }
 
   std::string tuning() const {
-    return cat("cuda.slices tuning: ", kThreads, " threads, ", kUnroll, " vectors per thread; up to ", kInlinePieces,
+    return cat("cuda.slices tuning: ", kThreads, " threads, ", kUnroll, " vectors per thread; slices averaging under ",
+               kSlicesMaxJoinBytes, " bytes (JOIN) or ", kSlicesMaxSplitBytes, " (SPLIT); up to ", kInlinePieces,
                " pieces in the parameters, up to ", kMaxSlicePieces, " in all; this plan: ", layout_.pieces.size(),
                " pieces ", inline_ ? "in the parameters" : "in the persistent region", ", ",
                layout_.shape.rows_per_vector, " rows a vector, ", group_.blocks, " blocks");
