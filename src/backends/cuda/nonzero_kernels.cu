@@ -169,6 +169,7 @@ struct NonzeroParams {
   uint64_t column_offsets[kMaxRank];  // added to coordinate j (zero without the extension)
   uint64_t fill_values[kMaxRank];     // coordinate j of the rows past the count, with fill_rows
   bool fill_rows;
+  bool dense_rows;   // row_stride == columns and column_stride == 1
   bool vector_rows;  // rows are dense, of 8 bytes or a multiple of 16, aligned to min(row bytes, 16)
 };
 
@@ -397,12 +398,21 @@ struct Staging {
   static __device__ __forceinline__ uint32_t padded(uint32_t r) { return r + r / 32; }
 };
 
-// Stores row `row`'s N coordinates: as one vector where the rows are vector rows (p.vector_rows:
-// dense, and aligned to min(row bytes, 16)) of 8 or 16 bytes, else a coordinate at a time. Vector
-// rows wider than 16 bytes go out a part per lane (write_rows).
-template <uint32_t N, class C>
-__device__ __forceinline__ void store_row(const NonzeroParams& p, uint64_t row, const C (&v)[N]) {
-  C* out = static_cast<C*>(p.coordinates) + row * p.row_stride;
+// Stores the N coordinates of row `row` counted from the row at `first`: as one vector where the
+// rows are vector rows (p.vector_rows: dense, and aligned to min(row bytes, 16)) of 8 or 16 bytes,
+// else a coordinate at a time. Vector rows wider than 16 bytes go out a part per lane (write_rows).
+// Dense rows are addressed with the strides known at compile time, so that a 32-bit `row` (a row
+// within a group, write_rows) costs one multiply-add, where 64-bit row times row stride took seven
+// instructions of the few dozen a row costs.
+template <uint32_t N, class C, class Row>
+__device__ __forceinline__ void store_row(const NonzeroParams& p, C* first, Row row, const C (&v)[N]) {
+  if (!p.dense_rows) {
+    C* out = first + uint64_t{row} * p.row_stride;
+#pragma unroll
+    for (uint32_t j = 0; j < N; ++j) out[j * p.column_stride] = v[j];
+    return;
+  }
+  C* out = first + row * N;
   if constexpr (N * sizeof(C) == 8) {
     if (p.vector_rows) {
       uint2 u;
@@ -419,7 +429,7 @@ __device__ __forceinline__ void store_row(const NonzeroParams& p, uint64_t row, 
     }
   }
 #pragma unroll
-  for (uint32_t j = 0; j < N; ++j) out[j * p.column_stride] = v[j];
+  for (uint32_t j = 0; j < N; ++j) out[j] = v[j];
 }
 
 // fn.template operator()<N>() with N = p.columns, a compile-time constant.
@@ -496,10 +506,11 @@ __device__ __forceinline__ void write_rows(const NonzeroParams& p, const Staging
       return;
     }
   }
+  C* const rows = static_cast<C*>(p.coordinates) + uint64_t{first_row} * p.row_stride;  // the group's first
   for (uint32_t row = first_slot(first_row); row < total; row += kThreads) {
     C v[N];
     coordinates<N, Index, C>(p, begin + staging.selected[staging.padded(row)], v);
-    store_row<N>(p, uint64_t{first_row} + row, v);
+    store_row<N>(p, rows, row, v);
   }
 }
 
@@ -554,7 +565,8 @@ __device__ __forceinline__ void fill_rows(const NonzeroParams& p, uint32_t first
     C v[N];
 #pragma unroll
     for (uint32_t j = 0; j < N; ++j) v[j] = static_cast<C>(p.fill_values[j]);
-    for (uint64_t r = first + threadIdx.x; r < last; r += kThreads) store_row<N>(p, r, v);
+    for (uint64_t r = first + threadIdx.x; r < last; r += kThreads)
+      store_row<N>(p, static_cast<C*>(p.coordinates), r, v);
   });
 }
 
@@ -919,8 +931,8 @@ class CudaNonzeroKernel final : public Kernel {
     for (uint32_t j = 0; j < plan.columns; ++j) p.column_offsets[j] = plan.column_offsets[j];
     // Vector rows (store_row, write_rows) also need the bound coordinates' alignment: execute.
     const uint32_t row_bytes = plan.columns * plan.coordinate_bytes;
-    if (p.column_stride == 1 && p.row_stride == p.columns && (row_bytes == 8 || row_bytes % 16 == 0))
-      vector_alignment_ = std::min(row_bytes, 16u);
+    p.dense_rows = p.column_stride == 1 && p.row_stride == p.columns;
+    if (p.dense_rows && (row_bytes == 8 || row_bytes % 16 == 0)) vector_alignment_ = std::min(row_bytes, 16u);
     p.fill_rows = plan.fill_rows;
     for (uint32_t j = 0; j < plan.columns; ++j) p.fill_values[j] = plan.fill_values[j];
   }
