@@ -252,9 +252,9 @@ TEST(DeviceJoin, ManyPiecesOfOneShape) {
       SplitTester().axis(axis).outputs(small).run();
     }
   // Pieces that are each one contiguous run of vectors of 1, 2, 4, 8 and 16 bytes, 9 and 1001 of
-  // them (cuda.copy's uniform runs; on the GPU, pieces wider than cuda.slices takes, 512 bytes and
-  // more for a JOIN and 128 for a SPLIT, take them in the default run, and the smaller ones where
-  // cuda.copy is forced).
+  // them (cuda.copy's uniform runs; on the GPU, pieces wider than cuda.slices takes, 128 bytes and
+  // more, or 512 for a JOIN of up to 16 pieces, take them in the default run, and the smaller ones
+  // where cuda.copy is forced).
   for (uint32_t bytes : {3u, 6u, 12u, 24u, 48u, 136u, 513u, 514u, 516u, 520u, 528u})
     for (uint32_t count : {9u, 1001u}) {
       SCOPED_TRACE(::testing::Message() << count << " pieces of " << bytes << " bytes");

@@ -1,7 +1,7 @@
 // JOIN and SPLIT on the GPU: every copy item of the plan in one launch.
 //
-// cuda.slices  For concatenations of narrow rows (slices averaging under kSlicesMaxJoinBytes for
-//              a JOIN, kSlicesMaxSplitBytes for a SPLIT), where copying
+// cuda.slices  For concatenations of narrow rows (slices averaging under kSlicesMaxBytes, or
+//              kSlicesMaxJoinBytes for a JOIN of a few pieces), where copying
 //              item by item would write (JOIN) or read (SPLIT) the joined tensor in scattered
 //              pieces. Threads walk the joined tensor linearly, so its accesses are coalesced,
 //              and find each element's piece with a binary search over the column offsets.
@@ -65,12 +65,14 @@ constexpr uint32_t kUniformRunsUnroll = 4;
 // lends memory across calls (JAX's handlers) an upload at every call cost 8-15% at 256 MiB
 // (bench/NOTES.md).
 constexpr uint32_t kInlinePieces = 16;
-// cuda.slices takes plans whose slices average under this many bytes; cuda.copy moves wider ones. A
-// JOIN of two 256-byte slices a row measured 1.03x through cuda.slices, which writes the joined
-// rows in order; the SPLIT of the same measured the same either way (bench/NOTES.md, "cuda.slices:
-// JOINs of slices up to 512 bytes").
+// cuda.slices takes plans whose slices average under kSlicesMaxBytes; cuda.copy moves wider ones.
+// JOINs of up to kInlinePieces pieces (two or more) go to cuda.slices up to kSlicesMaxJoinBytes: a
+// JOIN of two 256-byte slices a row measured 1.03x through cuda.slices, which writes the joined rows
+// in order, while the SPLIT of the same measured the same either way (bench/NOTES.md, "cuda.slices:
+// JOINs of slices up to 512 bytes"). JOINs of more pieces keep cuda.copy's kernels for many pieces
+// of one shape, which need no piece table in the persistent region.
+constexpr uint32_t kSlicesMaxBytes = 128;
 constexpr uint32_t kSlicesMaxJoinBytes = 512;
-constexpr uint32_t kSlicesMaxSplitBytes = 128;
 
 template <uint32_t kCapacity>
 struct PointerTable {
@@ -909,7 +911,7 @@ SlicesLayout slices_layout(const CopyPlan& plan) {
     column += columns;
   }
   if (layout.rows > 1 && column > layout.shape.row_stride) return fail("the pieces overrun the joined rows");
-  const uint32_t max_bytes = join ? kSlicesMaxJoinBytes : kSlicesMaxSplitBytes;
+  const uint32_t max_bytes = join && !split && n <= kInlinePieces ? kSlicesMaxJoinBytes : kSlicesMaxBytes;
   if (column * width / n >= max_bytes)
     return fail(cat("the slices average ", max_bytes, " bytes or more; cuda.copy moves them faster"));
   const uint64_t count = column * layout.rows;
@@ -960,10 +962,11 @@ class CudaSlicesKernel final : public Kernel {
 
   std::string tuning() const {
     return cat("cuda.slices tuning: ", kThreads, " threads, ", kUnroll, " vectors per thread; slices averaging under ",
-               kSlicesMaxJoinBytes, " bytes (JOIN) or ", kSlicesMaxSplitBytes, " (SPLIT); up to ", kInlinePieces,
-               " pieces in the parameters, up to ", kMaxSlicePieces, " in all; this plan: ", layout_.pieces.size(),
-               " pieces ", inline_ ? "in the parameters" : "in the persistent region", ", ",
-               layout_.shape.rows_per_vector, " rows a vector, ", group_.blocks, " blocks");
+               kSlicesMaxBytes, " bytes (", kSlicesMaxJoinBytes, " for a JOIN of up to ", kInlinePieces,
+               " pieces); up to ", kInlinePieces, " pieces in the parameters, up to ", kMaxSlicePieces,
+               " in all; this plan: ", layout_.pieces.size(), " pieces ",
+               inline_ ? "in the parameters" : "in the persistent region", ", ", layout_.shape.rows_per_vector,
+               " rows a vector, ", group_.blocks, " blocks");
   }
 
   Status initialize(std::byte* persistent, void* stream) const override {
