@@ -911,7 +911,7 @@ SlicesLayout slices_layout(const CopyPlan& plan) {
     column += columns;
   }
   if (layout.rows > 1 && column > layout.shape.row_stride) return fail("the pieces overrun the joined rows");
-  const uint32_t max_bytes = join && !split && n <= kInlinePieces ? kSlicesMaxJoinBytes : kSlicesMaxBytes;
+  const uint32_t max_bytes = join && n > 1 && n <= kInlinePieces ? kSlicesMaxJoinBytes : kSlicesMaxBytes;
   if (column * width / n >= max_bytes)
     return fail(cat("the slices average ", max_bytes, " bytes or more; cuda.copy moves them faster"));
   const uint64_t count = column * layout.rows;
