@@ -24,6 +24,7 @@
 #include <iterator>
 #include <optional>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "backends/cuda/cuda_backend.h"
@@ -198,18 +199,34 @@ struct VectorPlace {
   uint32_t index;
 };
 
-// Vectors [begin, end) of a block's span, U a thread, all read before any is written; place(v) says
-// where vector v lies. Sources are read through the read-only data cache (__ldg), since outputs
-// overlap no input (docs/contract.md section 2).
+// Vectors first + k * kThreads, k < U, those below `end`: all read before any is written, so that a
+// thread has U loads in flight. at(v) gives vector v's source and target. Sources are read through the
+// read-only data cache (__ldg), since outputs overlap no input (docs/contract.md section 2).
+template <uint32_t kWidth, uint32_t U, class At>
+__device__ __forceinline__ void copy_each(uint32_t first, uint32_t end, At&& at) {
+  using V = Vec<kWidth>;
+  V values[U];
+  V* targets[U];
+#pragma unroll
+  for (uint32_t k = 0; k < U; ++k) {
+    const uint32_t v = first + k * kThreads;
+    if (v >= end) break;
+    const auto [src, dst] = at(v);
+    values[k] = __ldg(src);
+    targets[k] = dst;
+  }
+#pragma unroll
+  for (uint32_t k = 0; k < U; ++k) {
+    if (first + k * kThreads >= end) break;
+    *targets[k] = values[k];
+  }
+}
+
+// Vectors [begin, end) of a block's span, U a thread (copy_each); place(v) says where vector v lies.
 template <uint32_t kWidth, uint32_t U, class Place>
 __device__ __forceinline__ void copy_vectors(const DeviceItem& item, uint32_t begin, uint32_t end, Place&& place) {
   using V = Vec<kWidth>;
-  V values[U];
-  std::byte* targets[U];
-#pragma unroll
-  for (uint32_t k = 0; k < U; ++k) {
-    const uint32_t v = begin + k * kThreads + threadIdx.x;
-    if (v >= end) break;
+  copy_each<kWidth, U>(begin + threadIdx.x, end, [&](uint32_t v) {
     const VectorPlace at = place(v);
     uint32_t rest = at.index, s = 0, d = 0;
     for (uint32_t dim = item.rank - 1; dim > 0; --dim) {
@@ -221,14 +238,9 @@ __device__ __forceinline__ void copy_vectors(const DeviceItem& item, uint32_t be
     }
     s += rest * item.src_strides[0];
     d += rest * item.dst_strides[0];
-    values[k] = __ldg(reinterpret_cast<const V*>(at.src + (item.src_offset + s) * kWidth));
-    targets[k] = at.dst + (item.dst_offset + d) * kWidth;
-  }
-#pragma unroll
-  for (uint32_t k = 0; k < U; ++k) {
-    if (begin + k * kThreads + threadIdx.x >= end) break;
-    *reinterpret_cast<V*>(targets[k]) = values[k];
-  }
+    return std::pair{reinterpret_cast<const V*>(at.src + (item.src_offset + s) * kWidth),
+                     reinterpret_cast<V*>(at.dst + (item.dst_offset + d) * kWidth)};
+  });
 }
 
 // The chunk of `item` from vector `begin`, U vectors a thread.
@@ -304,18 +316,9 @@ __global__ void __launch_bounds__(kThreads) runs_copy_kernel(const __grid_consta
       count = runs.count[j];
     }
   }
-  const uint32_t begin = (blockIdx.x - first) * (kThreads * kRunsUnroll) + threadIdx.x;
-  V values[kRunsUnroll];
-#pragma unroll
-  for (uint32_t k = 0; k < kRunsUnroll; ++k) {
-    if (begin + k * kThreads >= count) break;
-    values[k] = __ldg(reinterpret_cast<const V*>(src) + begin + k * kThreads);
-  }
-#pragma unroll
-  for (uint32_t k = 0; k < kRunsUnroll; ++k) {
-    if (begin + k * kThreads >= count) break;
-    reinterpret_cast<V*>(dst)[begin + k * kThreads] = values[k];
-  }
+  copy_each<kWidth, kRunsUnroll>((blockIdx.x - first) * (kThreads * kRunsUnroll) + threadIdx.x, count, [&](uint32_t v) {
+    return std::pair{reinterpret_cast<const V*>(src) + v, reinterpret_cast<V*>(dst) + v};
+  });
 }
 
 template <uint32_t kCapacity>
@@ -401,27 +404,17 @@ template <uint32_t kWidth, class Tensors>
 __global__ void __launch_bounds__(kThreads)
     uniform_runs_kernel(const __grid_constant__ UniformItems u, const __grid_constant__ Tensors tensors) {
   using V = Vec<kWidth>;
-  const uint32_t begin = blockIdx.x * (kThreads * kUniformRunsUnroll) + threadIdx.x;
   std::byte* const shared = shared_tensor(tensors);
-  V values[kUniformRunsUnroll];
-  V* targets[kUniformRunsUnroll];
-#pragma unroll
-  for (uint32_t k = 0; k < kUniformRunsUnroll; ++k) {
-    const uint32_t v = begin + k * kThreads;
-    if (v >= u.vectors) break;
-    uint32_t i, index;
-    u.item_vectors.divmod(v, i, index);
-    std::byte* const own = own_tensor(tensors, i);
-    const auto* src = reinterpret_cast<const V*>(u.shared_src ? shared : own);
-    auto* dst = reinterpret_cast<V*>(u.shared_src ? own : shared);
-    values[k] = __ldg(src + u.item.src_offset + i * u.src_step + index);
-    targets[k] = dst + u.item.dst_offset + i * u.dst_step + index;
-  }
-#pragma unroll
-  for (uint32_t k = 0; k < kUniformRunsUnroll; ++k) {
-    if (begin + k * kThreads >= u.vectors) break;
-    *targets[k] = values[k];
-  }
+  copy_each<kWidth, kUniformRunsUnroll>(blockIdx.x * (kThreads * kUniformRunsUnroll) + threadIdx.x, u.vectors,
+                                        [&](uint32_t v) {
+                                          uint32_t i, index;
+                                          u.item_vectors.divmod(v, i, index);
+                                          std::byte* const own = own_tensor(tensors, i);
+                                          const auto* src = reinterpret_cast<const V*>(u.shared_src ? shared : own);
+                                          auto* dst = reinterpret_cast<V*>(u.shared_src ? own : shared);
+                                          return std::pair{src + u.item.src_offset + i * u.src_step + index,
+                                                           dst + u.item.dst_offset + i * u.dst_step + index};
+                                        });
 }
 
 template <class Tensors>
