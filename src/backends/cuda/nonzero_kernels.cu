@@ -561,7 +561,7 @@ __device__ __forceinline__ void fill_rows(const NonzeroParams& p, uint32_t first
   const uint64_t last = p.elements - (begin - row);  // one past the block's run
   const uint64_t first = last - ((end - begin) - total);
   with_columns(p, [&]<uint32_t N>() {
-    if (p.column_stride == 1 && p.row_stride == N) return fill_flat<N, C>(p, first, last);
+    if (p.dense_rows) return fill_flat<N, C>(p, first, last);
     C v[N];
 #pragma unroll
     for (uint32_t j = 0; j < N; ++j) v[j] = static_cast<C>(p.fill_values[j]);
