@@ -395,6 +395,26 @@ TEST_F(DeviceCuda, NonzeroOfBlocksOfAnOddNumberOfTiles) {
   expect_flat_rows(DML_TENSOR_DATA_TYPE_FLOAT32, m, input, nonzero);
 }
 
+// A grid of one block an SM fewer than fit (kBalanceGain in nonzero_kernels.cu), with its kept region
+// sized for the blocks an SM holds: on a GPU of 132 SMs, uint8 at 4096 tiles of 16384 elements makes
+// 512 blocks of 8 tiles, four an SM where five fit, every tile kept. Non-zeros at each tile's first
+// and last element and every 4099th.
+TEST_F(DeviceCuda, NonzeroOfAGridOfFewerBlocksThanFit) {
+  const uint32_t m = 1u << 26, tile = 16384;
+  Bytes values(m, 0);
+  std::vector<uint32_t> nonzero;
+  for (uint32_t i = 0; i < m; ++i) {
+    if (i % 4099 == 0 || i % tile == 0 || i % tile == tile - 1) {
+      values[i] = static_cast<uint8_t>(i % 255 + 1);
+      nonzero.push_back(i);
+    }
+  }
+  CudaBuffer input(m);
+  ASSERT_NE(input.data, nullptr);
+  input.upload(values);
+  expect_flat_rows(DML_TENSOR_DATA_TYPE_UINT8, m, input, nonzero);
+}
+
 // Groups of tiles that other blocks write (the pool, kPoolTiles in nonzero_kernels.cu): runs of
 // whole tiles, non-zero and zero, so that pooled and own groups are full, empty or partly full
 // beside each other, against the CPU, twice on the same temporary region for the first case (the

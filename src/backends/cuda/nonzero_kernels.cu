@@ -52,6 +52,10 @@ constexpr uint32_t kPassTiles = kThreads / kWarps;  // phase 2 reads the counts 
 // Blocks of at least this many tiles take an odd number: blocks whose ranges start a multiple of
 // 64 KiB apart read 6% slower all at once (float32 at 2^28: 100 tiles a block; 1.036x with 101).
 constexpr uint32_t kOddRangeTiles = 64;
+// A grid takes one block an SM fewer than fit where that leaves the SM with the most tiles this many
+// times fewer: uint8 at 2^26 on an H200 made 586 blocks of 7 tiles at five an SM, 35 tiles on 58 SMs,
+// where four an SM make 512 blocks of 8 and 32 tiles at most (bench/NOTES.md, "uint8 at 2^26").
+constexpr double kBalanceGain = 1.05;
 // Blocks of at least kPoolTiles tiles leave the last 1/kPoolShare of their groups (kPassTiles tiles
 // at most) to a pool that whichever block is done with its own groups first writes: blocks of the
 // same work end phase 2 up to 140 us apart at 2^28 elements (1.04x at 2^28, 1.03x at 2^26; below 16
@@ -952,10 +956,20 @@ class CudaNonzeroKernel final : public Kernel {
       ODML_RETURN_IF_ERROR(cuda_status(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0),
                                        "cuda.nonzero: sizing the grid"));
       per_sm = std::max(per_sm, 1);
-      const uint32_t resident = static_cast<uint32_t>(per_sm) * device.multiprocessors();
-      p.tiles_per_block = ceil_div(p.tiles, resident);
-      if (p.tiles_per_block > group) p.tiles_per_block = ceil_div(p.tiles_per_block, group) * group;
-      if (p.tiles_per_block >= kOddRangeTiles) p.tiles_per_block |= 1;
+      const uint32_t sms = device.multiprocessors();
+      const auto tiles_per_block = [&](uint32_t blocks_per_sm) {
+        uint32_t t = ceil_div(p.tiles, blocks_per_sm * sms);
+        if (t > group) t = ceil_div(t, group) * group;
+        return t >= kOddRangeTiles ? t | 1 : t;
+      };
+      // Phase 2 ends with the SM that holds the most tiles. One block an SM fewer, where that gives
+      // the fullest SM kBalanceGain fewer tiles (bench/NOTES.md).
+      const auto fullest = [&](uint32_t t) { return ceil_div(ceil_div(p.tiles, t), sms) * t; };
+      p.tiles_per_block = tiles_per_block(static_cast<uint32_t>(per_sm));
+      if (per_sm > 1) {
+        const uint32_t fewer = tiles_per_block(static_cast<uint32_t>(per_sm) - 1);
+        if (fullest(p.tiles_per_block) > kBalanceGain * fullest(fewer)) p.tiles_per_block = fewer;
+      }
       p.pool_groups = pool_groups(p.tiles_per_block, plan.element_bytes);
       return {};
     };
@@ -976,9 +990,11 @@ class CudaNonzeroKernel final : public Kernel {
     one_cluster_ = clusters != 0 && attributes.ptxVersion >= 90 && blocks_ > 1 && blocks_ <= kClusterBlocks;
     p.own_tiles =
         p.pool_groups > 0 ? ceil_div(p.tiles_per_block, group) * group - p.pool_groups * group : p.tiles_per_block;
-    // Kept: as many of a block's own tiles as the shared memory left beside per_sm resident blocks
-    // holds; pooled tiles are read by other blocks, so they are always spilled.
-    const Result<uint32_t> kept = kept_tiles(kernel_, per_sm, p.own_tiles, plan.element_bytes);
+    // Kept: as many of a block's own tiles as the shared memory left beside the blocks the fullest
+    // SM holds (per_sm at most; fewer where the grid is smaller) holds; pooled tiles are read by
+    // other blocks, so they are always spilled.
+    const int held = static_cast<int>(ceil_div(blocks_, device.multiprocessors()));
+    const Result<uint32_t> kept = kept_tiles(kernel_, std::min(per_sm, held), p.own_tiles, plan.element_bytes);
     if (!kept.ok()) return kept.status();
     p.kept_tiles = kept.value();
     p.spilled_tiles = p.tiles_per_block - p.kept_tiles;
@@ -994,9 +1010,10 @@ class CudaNonzeroKernel final : public Kernel {
       log_verbose(cat("cuda.nonzero tuning: ", kThreads, " threads, ", kVectors,
                       " 16-byte vectors per thread and tile (", kTileBytes, "-byte tiles, 2 in flight per block), ",
                       kPassTiles, " tiles per pass, written in groups of ", group, ", an odd number a block from ",
-                      kOddRangeTiles, ", a pool of 1/", kPoolShare, " of the groups from ", kPoolTiles,
-                      " tiles a block", pools(plan.element_bytes) ? "" : " (none for one-byte elements)", "; ", blocks_,
-                      " blocks of ", p.tiles_per_block, " tiles (", per_sm, " per SM), ", p.kept_tiles,
+                      kOddRangeTiles, ", one block an SM fewer where the fullest SM gets ", kBalanceGain,
+                      "x fewer tiles, a pool of 1/", kPoolShare, " of the groups from ", kPoolTiles, " tiles a block",
+                      pools(plan.element_bytes) ? "" : " (none for one-byte elements)", "; ", blocks_, " blocks of ",
+                      p.tiles_per_block, " tiles (", per_sm, " fit an SM, ", held, " held), ", p.kept_tiles,
                       " of them kept in ", kept_bytes_, " bytes of shared memory, ", p.pool_groups, " groups pooled, ",
                       one_cluster_ ? "one cluster" : "a cooperative launch", " (grids of 2 to ", kClusterBlocks,
                       " blocks as one cluster where the GPU has them)"));
