@@ -395,30 +395,37 @@ TEST_F(DeviceCuda, NonzeroOfBlocksOfAnOddNumberOfTiles) {
   expect_flat_rows(DML_TENSOR_DATA_TYPE_FLOAT32, m, input, nonzero);
 }
 
-// A grid of one block an SM fewer than fit (kBalanceGain in nonzero_kernels.cu), with its kept region
-// sized for the blocks an SM holds: on a GPU of 132 SMs, uint8 at 4096 tiles of 16384 elements makes
-// 512 blocks of 8 tiles, four an SM where five fit, every tile kept. Non-zeros at each tile's first
-// and last element and every 4099th.
-TEST_F(DeviceCuda, NonzeroOfAGridOfFewerBlocksThanFit) {
-  const uint32_t m = 1u << 26, tile = 16384;
-  Bytes values(m, 0);
-  std::vector<uint32_t> nonzero;
-  for (uint32_t i = 0; i < m; ++i) {
-    if (i % 4099 == 0 || i % tile == 0 || i % tile == tile - 1) {
-      values[i] = static_cast<uint8_t>(i % 255 + 1);
-      nonzero.push_back(i);
+// Grids of fewer blocks than first fit, at 2^26 elements on a GPU of 132 SMs. uint8 (4096 tiles):
+// one block an SM fewer (kBalanceGain in nonzero_kernels.cu), 512 blocks of 8 tiles, four an SM where
+// five fit, the kept region sized for four, every tile kept. float16 (8192 tiles): 13 tiles a block
+// at five an SM reach kPoolTiles, so the grid takes the pooled kernel, 512 blocks of 16 with a pool.
+// Non-zeros at each tile's first and last element and every 4099th.
+TEST_F(DeviceCuda, NonzeroOfGridsOfFewerBlocksThanFit) {
+  const uint32_t m = 1u << 26;
+  for (const uint32_t element_bytes : {1u, 2u}) {
+    const uint32_t tile = 16384 / element_bytes;
+    Bytes values(uint64_t{m} * element_bytes, 0);
+    std::vector<uint32_t> nonzero;
+    for (uint32_t i = 0; i < m; ++i) {
+      if (i % 4099 == 0 || i % tile == 0 || i % tile == tile - 1) {
+        // uint8: 1-255; float16: 0x3C00 (1.0), whose low byte is zero.
+        values[uint64_t{i} * element_bytes + element_bytes - 1] =
+            static_cast<uint8_t>(element_bytes == 1 ? i % 255 + 1 : 0x3C);
+        nonzero.push_back(i);
+      }
     }
+    CudaBuffer input(values.size());
+    ASSERT_NE(input.data, nullptr);
+    input.upload(values);
+    SCOPED_TRACE(::testing::Message() << element_bytes << "-byte elements");
+    expect_flat_rows(element_bytes == 1 ? DML_TENSOR_DATA_TYPE_UINT8 : DML_TENSOR_DATA_TYPE_FLOAT16, m, input, nonzero);
   }
-  CudaBuffer input(m);
-  ASSERT_NE(input.data, nullptr);
-  input.upload(values);
-  expect_flat_rows(DML_TENSOR_DATA_TYPE_UINT8, m, input, nonzero);
 }
 
 // Groups of tiles that other blocks write (the pool, kPoolTiles in nonzero_kernels.cu): runs of
 // whole tiles, non-zero and zero, so that pooled and own groups are full, empty or partly full
 // beside each other, against the CPU, twice on the same temporary region for the first case (the
-// pool's state is reset by each call). A grid has a pool from 16 tiles a block under the kernel
+// pool's state is reset by each call). A grid has a pool from 12 tiles a block under the kernel
 // without one, 5 blocks an SM for two- and four-byte elements; then it takes the pooled kernel, 4 an
 // SM. On a GPU of 132 SMs: float32 at 10240 tiles of 4096 elements makes 512 blocks of 20 tiles, the
 // last 2 of each block's 10 groups pooled; {4096, 10243} float32 elements read transposed (strides

@@ -58,10 +58,11 @@ constexpr uint32_t kOddRangeTiles = 64;
 constexpr double kBalanceGain = 1.05;
 // Blocks of at least kPoolTiles tiles leave the last 1/kPoolShare of their groups (kPassTiles tiles
 // at most) to a pool that whichever block is done with its own groups first writes: blocks of the
-// same work end phase 2 up to 140 us apart at 2^28 elements (1.04x at 2^28, 1.03x at 2^26; below 16
-// tiles a block the claims cost more than they win). One-byte elements keep no pool: its code alone
-// cost their kernels 8-15% (bench/NOTES.md, "A pool of each block's last groups").
-constexpr uint32_t kPoolTiles = 16;
+// same work end phase 2 up to 140 us apart at 2^28 elements (1.04x at 2^28, 1.03x at 2^26; at 8
+// tiles a block the claims cost more than they win; from 12, float16 at 2^26, 13 tiles a block at
+// five an SM, takes the pooled grid: 1.019x). One-byte elements keep no pool: its code alone cost
+// their kernels 8-15% (bench/NOTES.md, "A pool of each block's last groups", "kPoolTiles 12").
+constexpr uint32_t kPoolTiles = 12;
 constexpr uint32_t kPoolShare = 4;
 // Grids of 2 to kClusterBlocks blocks (inputs of up to 8 tiles) launch as one thread block cluster,
 // on GPUs that have them, and their grid barrier is the cluster's, in hardware, instead of
