@@ -54,7 +54,7 @@ constexpr uint32_t kPassTiles = kThreads / kWarps;  // phase 2 reads the counts 
 constexpr uint32_t kOddRangeTiles = 64;
 // A grid takes one block an SM fewer than fit where that leaves the SM with the most tiles this many
 // times fewer: uint8 at 2^26 on an H200 made 586 blocks of 7 tiles at five an SM, 35 tiles on 58 SMs,
-// where four an SM make 512 blocks of 8 and 32 tiles at most (bench/NOTES.md, "uint8 at 2^26").
+// where four an SM make 512 blocks of 8 and 32 tiles at most (bench/NOTES.md, "one block an SM fewer").
 constexpr double kBalanceGain = 1.05;
 // Blocks of at least kPoolTiles tiles leave the last 1/kPoolShare of their groups (kPassTiles tiles
 // at most) to a pool that whichever block is done with its own groups first writes: blocks of the
