@@ -197,6 +197,19 @@ TEST(DeviceNonzero, NarrowRowsAtEveryAlignment) {
     }
 }
 
+// Innermost dimensions around the 64 elements of the CPU backend's mask blocks: from 64 on it works
+// out a row's coordinates once a block and steps them per non-zero only where a block crosses rows
+// (cpu_nonzero.cpp); also with fewer coordinates than dimensions, and read transposed.
+TEST(DeviceNonzero, RowsAroundTheMaskBlockWidth) {
+  for (uint32_t inner : {63u, 64u, 65u, 127u, 128u, 129u, 1000u})
+    for (double density : {0.3, 1.0}) {
+      SCOPED_TRACE(::testing::Message() << "innermost " << inner << ", density " << density);
+      NonzeroTester().sizes({5, inner}).density(density).run();
+      NonzeroTester().sizes({1, 3, inner}).n(2).density(density).run();
+      NonzeroTester().sizes({3, inner}).strides({1, 3}).density(density).run();
+    }
+}
+
 TEST(DeviceNonzero, OwnedByDmlInput) {
   NonzeroTester().owned_by_dml().sizes({5, 6}).executions(2).run();
   NonzeroTester().owned_by_dml().type(DML_TENSOR_DATA_TYPE_INT8).sizes({5, 6}).strides({1, 5}).run();

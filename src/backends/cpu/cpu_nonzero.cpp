@@ -4,7 +4,8 @@
 // in ascending element order because every chunk knows where its rows start. Elements are read in
 // runs along the input's coalesced dimensions (a packed input is one run, however narrow its
 // innermost dimension) and tested 64 at a time into a bit mask (a loop the compiler vectorizes);
-// the write pass visits only the set bits, stepping a set of coordinates from one to the next, so
+// the write pass visits only the set bits, working out the coordinates once a block where the block
+// lies in one innermost row and stepping them from one set bit to the next where it does not, so
 // neither pass branches per element.
 #include <array>
 #include <bit>
@@ -60,8 +61,10 @@ class CpuNonzeroKernel final : public Kernel {
   }
 
   Status execute(const ExecuteArgs& args) const override {
+    const bool wide_rows = plan_.column_sizes[plan_.columns - 1] >= 64;
     const auto with_coordinates = [&]<class T>() {
-      return plan_.coordinate_bytes == 8 ? run<T, uint64_t>(args) : run<T, uint32_t>(args);
+      if (plan_.coordinate_bytes == 8) return wide_rows ? run<T, uint64_t, true>(args) : run<T, uint64_t, false>(args);
+      return wide_rows ? run<T, uint32_t, true>(args) : run<T, uint32_t, false>(args);
     };
     switch (plan_.element_bytes) {
       case 1: return with_coordinates.template operator()<uint8_t>();
@@ -96,11 +99,14 @@ class CpuNonzeroKernel final : public Kernel {
         coordinates[r * plan_.row_stride + j * plan_.column_stride] = static_cast<C>(plan_.fill_values[j]);
   }
 
-  // T: the input's element bits; C: a coordinate (uint32_t, or uint64_t with 64-bit indices).
-  template <class T, class C>
+  // T: the input's element bits; C: a coordinate (uint32_t, or uint64_t with 64-bit indices);
+  // kWideRows: innermost rows at least a mask block wide, so that most blocks lie in one row, whose
+  // coordinates the write pass works out once a block. Narrower rows step the coordinates from one
+  // non-zero to the next. Compiled apart, so that the narrow loop carries no test of the wide one.
+  template <class T, class C, bool kWideRows>
   Status run(const ExecuteArgs& args) const {
     const std::byte* input = args.inputs[0];
-    const uint32_t columns = plan_.columns;
+    const uint32_t columns = plan_.columns, last = columns - 1;
     const uint64_t stride = plan_.read_strides[plan_.read_rank - 1];
     const uint32_t mask = plan_.value_mask;
     std::array<uint64_t, kMaxChunks + 1> first_row{};  // per chunk: its first output row
@@ -123,7 +129,23 @@ class CpuNonzeroKernel final : public Kernel {
       Dims coord = unravel(at, columns, plan_.column_sizes);
       for_each_run_of_chunk(c, input, sizeof(T), [&](uint64_t index, const std::byte* p, uint64_t count) {
         for_each_mask<T>(p, stride, count, mask, [&](uint64_t first, uint64_t bits) {
-          for (; bits != 0; bits &= bits - 1) {
+          if (kWideRows && bits != 0) {
+            advance(coord, index + first - at, columns, plan_.column_sizes);
+            at = index + first;
+            if (coord[last] + (63 - std::countl_zero(bits)) < plan_.column_sizes[last]) {
+              // The block's non-zeros all lie in coord's innermost row: only the last coordinate
+              // differs, by the bit's position.
+              C row[kMaxRank];
+              for (uint32_t j = 0; j <= last; ++j) row[j] = static_cast<C>(coord[j] + offsets[j]);
+              for (; bits != 0; bits &= bits - 1) {
+                for (uint32_t j = 0; j < last; ++j) out[j * column_stride] = row[j];
+                out[last * column_stride] = row[last] + static_cast<C>(std::countr_zero(bits));
+                out += row_stride;
+              }
+              return;
+            }
+          }
+          for (; bits != 0; bits &= bits - 1) {  // a block across rows: coord steps from bit to bit
             const uint64_t i = index + first + std::countr_zero(bits);
             advance(coord, i - at, columns, plan_.column_sizes);
             at = i;
