@@ -7,6 +7,7 @@
 // the write pass visits only the set bits, working out the coordinates once a block where the block
 // lies in one innermost row and stepping them from one set bit to the next where it does not, so
 // neither pass branches per element.
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstring>
@@ -54,6 +55,9 @@ void for_each_mask(const std::byte* p, uint64_t stride, uint64_t count, uint32_t
   }
 }
 
+// Fill rows of dense coordinates are copied on in blocks of this many rows (at most 64 KiB).
+constexpr uint64_t kFillBlockRows = 1024;
+
 class CpuNonzeroKernel final : public Kernel {
  public:
   explicit CpuNonzeroKernel(const NonzeroPlan& plan) : plan_(plan) {
@@ -90,12 +94,26 @@ class CpuNonzeroKernel final : public Kernel {
 
   // The fill rows that chunk c owns (NonzeroPlan::fill_rows): its zeros' mirror images, counted
   // back from the last row. Its non-zeros are rows [row, end_row).
+  // Dense rows (column stride 1, rows back to back) are one run of a repeating row: the first
+  // kFillBlockRows rows are written, doubling by copies, and then copied on, from the cache.
   template <class C>
   void fill_rows(C* coordinates, uint64_t c, uint64_t row, uint64_t end_row) const {
     const uint64_t m = plan_.element_count, begin = chunk_begin(c), end = chunk_begin(c + 1);
     const uint64_t zeros_before = begin - row, zeros = (end - begin) - (end_row - row);
-    for (uint64_t r = m - zeros_before - zeros; r < m - zeros_before; ++r)
-      for (uint32_t j = 0; j < plan_.columns; ++j)
+    const uint64_t first = m - zeros_before - zeros, last = m - zeros_before, n = plan_.columns;
+    if (first == last) return;
+    if (plan_.column_stride == 1 && plan_.row_stride == n) {
+      C* run = coordinates + first * n;
+      const uint64_t total = (last - first) * n, block = std::min(total, kFillBlockRows * n);
+      for (uint64_t j = 0; j < n; ++j) run[j] = static_cast<C>(plan_.fill_values[j]);
+      for (uint64_t done = n; done < block; done *= 2)
+        std::memcpy(run + done, run, std::min(done, block - done) * sizeof(C));
+      for (uint64_t done = block; done < total; done += block)
+        std::memcpy(run + done, run, std::min(block, total - done) * sizeof(C));
+      return;
+    }
+    for (uint64_t r = first; r < last; ++r)
+      for (uint32_t j = 0; j < n; ++j)
         coordinates[r * plan_.row_stride + j * plan_.column_stride] = static_cast<C>(plan_.fill_values[j]);
   }
 
