@@ -82,6 +82,8 @@ struct NonzeroPlan {
   uint64_t column_stride = 0;
   uint32_t count_bytes = 4;
   uint32_t coordinate_bytes = 4;
+  // Rows of coordinates back to back, each one run of `columns` values.
+  bool dense_rows() const { return column_stride == 1 && row_stride == columns; }
   // Added to coordinate j of every row (ODML_EXTENSION_COORDINATE_OFFSETS; zero without it).
   Dims column_offsets{};
   // Rows past the count hold fill_values (ODML_EXTENSION_FILL_ROWS; unwritten without it). Each

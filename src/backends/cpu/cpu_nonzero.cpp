@@ -60,15 +60,15 @@ constexpr uint64_t kFillBlockRows = 1024;
 
 class CpuNonzeroKernel final : public Kernel {
  public:
-  explicit CpuNonzeroKernel(const NonzeroPlan& plan) : plan_(plan) {
-    chunks_ = chunk_count(plan.element_count * plan.element_bytes);
-  }
+  explicit CpuNonzeroKernel(const NonzeroPlan& plan)
+      : plan_(plan),
+        chunks_(chunk_count(plan.element_count * plan.element_bytes)),
+        wide_rows_(plan.column_sizes[plan.columns - 1] >= 64) {}
 
   Status execute(const ExecuteArgs& args) const override {
-    const bool wide_rows = plan_.column_sizes[plan_.columns - 1] >= 64;
     const auto with_coordinates = [&]<class T>() {
-      if (plan_.coordinate_bytes == 8) return wide_rows ? run<T, uint64_t, true>(args) : run<T, uint64_t, false>(args);
-      return wide_rows ? run<T, uint32_t, true>(args) : run<T, uint32_t, false>(args);
+      if (plan_.coordinate_bytes == 8) return wide_rows_ ? run<T, uint64_t, true>(args) : run<T, uint64_t, false>(args);
+      return wide_rows_ ? run<T, uint32_t, true>(args) : run<T, uint32_t, false>(args);
     };
     switch (plan_.element_bytes) {
       case 1: return with_coordinates.template operator()<uint8_t>();
@@ -93,16 +93,16 @@ class CpuNonzeroKernel final : public Kernel {
   }
 
   // The fill rows that chunk c owns (NonzeroPlan::fill_rows): its zeros' mirror images, counted
-  // back from the last row. Its non-zeros are rows [row, end_row).
-  // Dense rows (column stride 1, rows back to back) are one run of a repeating row: the first
-  // kFillBlockRows rows are written, doubling by copies, and then copied on, from the cache.
+  // back from the last row. Its non-zeros are rows [row, end_row). Dense rows are one run of a
+  // repeating row: the first kFillBlockRows rows are written, doubling by copies, and then copied
+  // on, from the cache.
   template <class C>
   void fill_rows(C* coordinates, uint64_t c, uint64_t row, uint64_t end_row) const {
     const uint64_t m = plan_.element_count, begin = chunk_begin(c), end = chunk_begin(c + 1);
     const uint64_t zeros_before = begin - row, zeros = (end - begin) - (end_row - row);
     const uint64_t first = m - zeros_before - zeros, last = m - zeros_before, n = plan_.columns;
     if (first == last) return;
-    if (plan_.column_stride == 1 && plan_.row_stride == n) {
+    if (plan_.dense_rows()) {
       C* run = coordinates + first * n;
       const uint64_t total = (last - first) * n, block = std::min(total, kFillBlockRows * n);
       for (uint64_t j = 0; j < n; ++j) run[j] = static_cast<C>(plan_.fill_values[j]);
@@ -186,6 +186,7 @@ class CpuNonzeroKernel final : public Kernel {
 
   NonzeroPlan plan_;
   uint64_t chunks_ = 1;
+  bool wide_rows_ = false;  // run's kWideRows: innermost rows of a mask block (64 elements) or more
 };
 
 }  // namespace

@@ -174,7 +174,7 @@ struct NonzeroParams {
   uint64_t column_offsets[kMaxRank];  // added to coordinate j (zero without the extension)
   uint64_t fill_values[kMaxRank];     // coordinate j of the rows past the count, with fill_rows
   bool fill_rows;
-  bool dense_rows;   // row_stride == columns and column_stride == 1
+  bool dense_rows;   // NonzeroPlan::dense_rows()
   bool vector_rows;  // rows are dense, of 8 bytes or a multiple of 16, aligned to min(row bytes, 16)
 };
 
@@ -936,7 +936,7 @@ class CudaNonzeroKernel final : public Kernel {
     for (uint32_t j = 0; j < plan.columns; ++j) p.column_offsets[j] = plan.column_offsets[j];
     // Vector rows (store_row, write_rows) also need the bound coordinates' alignment: execute.
     const uint32_t row_bytes = plan.columns * plan.coordinate_bytes;
-    p.dense_rows = p.column_stride == 1 && p.row_stride == p.columns;
+    p.dense_rows = plan.dense_rows();
     if (p.dense_rows && (row_bytes == 8 || row_bytes % 16 == 0)) vector_alignment_ = std::min(row_bytes, 16u);
     p.fill_rows = plan.fill_rows;
     for (uint32_t j = 0; j < plan.columns; ++j) p.fill_values[j] = plan.fill_values[j];
