@@ -1,8 +1,11 @@
-// Does the way a grid divides a large buffer among its blocks change the memory bandwidth?
-// NONZERO's blocks each own a contiguous range of the input and of the coordinates (blocked), where
-// a copy kernel hands chunks out in turn (cyclic). This moves 64 MiB to 2 GiB with both layouts,
-// reading only, writing only and copying, and prints the best of six runs (bench/NOTES.md, "float32
-// at 2^28").
+// Does the way a grid divides a large buffer among its blocks change the memory bandwidth, and what
+// does each direction get alone? NONZERO's blocks each own a contiguous range of the input and of the
+// coordinates (blocked), where a copy kernel hands chunks out in turn (cyclic). This moves 64 MiB to
+// 2 GiB with both layouts, reading only, writing only and copying, and prints the best of six runs
+// (bench/NOTES.md, "float32 at 2^28"), then the driver's cudaMemsetAsync (writing only) and
+// cudaMemcpyAsync (half read, half written) of the same bytes, timed the same way: NONZERO reads all
+// its input, then writes all its rows, so its floor is the read-only time of the one plus the
+// write-only time of the other (bench/NOTES.md, "Each direction alone").
 //
 //   opendml_grid_layout_bench
 #include <cuda_runtime.h>
@@ -42,19 +45,16 @@ __global__ void __launch_bounds__(kThreads) move(const uint4* src, uint4* dst, u
   if (folded == 0x9E3779B9u) sink = folded;  // keeps the reads
 }
 
-template <Mode kMode>
-float best_ms(bool blocked, int grid, const uint4* src, uint4* dst, uint64_t chunks) {
+// The best of six runs of launch(), in milliseconds.
+template <class Launch>
+float best_ms(Launch&& launch) {
   cudaEvent_t start, end;
   cudaEventCreate(&start);
   cudaEventCreate(&end);
   float best = 1e30f;
   for (int run = 0; run < 6; ++run) {
     cudaEventRecord(start);
-    if (blocked) {
-      move<kMode, true><<<grid, kThreads>>>(src, dst, chunks);
-    } else {
-      move<kMode, false><<<grid, kThreads>>>(src, dst, chunks);
-    }
+    launch();
     cudaEventRecord(end);
     cudaEventSynchronize(end);
     float ms = 0;
@@ -64,6 +64,17 @@ float best_ms(bool blocked, int grid, const uint4* src, uint4* dst, uint64_t chu
   cudaEventDestroy(start);
   cudaEventDestroy(end);
   return best;
+}
+
+template <Mode kMode>
+float best_ms(bool blocked, int grid, const uint4* src, uint4* dst, uint64_t chunks) {
+  return best_ms([&] {
+    if (blocked) {
+      move<kMode, true><<<grid, kThreads>>>(src, dst, chunks);
+    } else {
+      move<kMode, false><<<grid, kThreads>>>(src, dst, chunks);
+    }
+  });
 }
 
 }  // namespace
@@ -101,6 +112,11 @@ int main() {
                   static_cast<unsigned long long>(bytes >> 20), names[mode], ms[0] * 1e3, bytes / (ms[0] * 1e6),
                   ms[1] * 1e3, bytes / (ms[1] * 1e6), ms[0] / ms[1]);
     }
+    const float memset_ms = best_ms([&] { cudaMemsetAsync(dst, 0, bytes); });
+    const float memcpy_ms = best_ms([&] { cudaMemcpyAsync(dst, src, bytes / 2, cudaMemcpyDeviceToDevice); });
+    std::printf("%5llu MiB memset %8.1f us %6.0f GB/s   memcpy %8.1f us %6.0f GB/s (read + written)\n",
+                static_cast<unsigned long long>(bytes >> 20), memset_ms * 1e3, bytes / (memset_ms * 1e6),
+                memcpy_ms * 1e3, bytes / (memcpy_ms * 1e6));
   }
   const cudaError_t error = cudaGetLastError();
   cudaFree(src);
