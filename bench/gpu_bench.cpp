@@ -278,14 +278,17 @@ struct Runner {
       nonzero_case(types[0], type_names[0], type_bytes[0], n, rank, 0.5, data, 4, " clustered runs");
     }
     // Inputs past 2^24 elements, where the kernel takes more chunks (bench/NOTES.md): each type at
-    // 2^26, float32 at 2^28 too, rank 2 at density 0.5.
+    // 2^26, float32 at 2^28 too, rank 2 at density 0.5; and float32 at density 0, which writes no
+    // rows: phase 1 and the grid barrier alone, beside the read-only rate of
+    // opendml_grid_layout_bench.
     for (int t = 0; t < 3; ++t)
-      for (const int log2 : {26, 28}) {
-        if (log2 == 28 && t != 0) continue;
-        const uint64_t n = uint64_t{1} << log2;
-        Inputs data([&] { return bench::random_elements(n, type_bytes[t], 0.5, n + t); });
-        nonzero_case(types[t], type_names[t], type_bytes[t], n, 2, 0.5, data, 4);
-      }
+      for (const int log2 : {26, 28})
+        for (const double density : {0.0, 0.5}) {
+          if ((log2 == 28 || density == 0.0) && t != 0) continue;
+          const uint64_t n = uint64_t{1} << log2;
+          Inputs data([&] { return bench::random_elements(n, type_bytes[t], density, n + t); });
+          nonzero_case(types[t], type_names[t], type_bytes[t], n, 2, density, data, 4);
+        }
   }
 
   void nonzero_case(DML_TENSOR_DATA_TYPE type, const char* type_name, uint32_t type_bytes, uint64_t n, uint32_t rank,
