@@ -39,8 +39,9 @@ __all__ = ["nonzero", "argwhere", "concat", "split"]
 _TARGETS = _opendml._jax_targets()  # {platform: {target: {stage: capsule}}}
 # The handlers' State type must be known to a platform before handlers that use it, but a platform
 # that starts after a registration takes the pending handlers before the pending types. So the
-# platforms are started first, and both register at once.
-jax.devices()
+# platforms are started first, and both register at once; starting them leaves the caller's current
+# CUDA device where it was (XLA would leave its last GPU current).
+_opendml._jax_start_platforms(jax.devices)
 for _platform, _handlers in _TARGETS.items():
     if hasattr(jax.ffi, "register_ffi_type"):
         jax.ffi.register_ffi_type("opendml_jax_state", _opendml._jax_state_type(_platform), platform=_platform)

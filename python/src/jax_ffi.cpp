@@ -347,6 +347,27 @@ nb::dict state_type() {
 void bind_jax(nb::module_& m) {
   m.def("_jax_targets", &targets, "The FFI handlers, {platform: {target: {stage: capsule}}}.");
   m.def(
+      "_jax_start_platforms",
+      [](nb::callable start) {
+#ifdef OPENDML_WITH_CUDA
+        // XLA leaves the last GPU it sets up current on the calling thread, and PyTorch and CuPy
+        // then put their "cuda" arrays there: the caller's device (0 where none was chosen) is
+        // made current again, even where start() raises.
+        int device = 0;
+        const bool known = cudaGetDevice(&device) == cudaSuccess;
+        if (!known) cudaGetLastError();  // no GPU: nothing to keep, and no error left for a later launch check
+        struct Restore {
+          bool known;
+          int device;
+          ~Restore() {
+            if (known && cudaSetDevice(device) != cudaSuccess) cudaGetLastError();
+          }
+        } restore{known, device};
+#endif
+        start();
+      },
+      nb::arg("start"), "Calls start() (jax.devices) and keeps the calling thread's current CUDA device where it was.");
+  m.def(
       "_jax_compiles", [] { return g_compiles.load(std::memory_order_relaxed); },
       "How many operators the FFI handlers have compiled in this process.");
   m.def(

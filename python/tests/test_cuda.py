@@ -1,6 +1,9 @@
 """The array and descriptor layers on CUDA: PyTorch, CuPy and JAX interplay, zero copy, streams,
 CUDA graphs. Every test carries the `cuda` marker: skipped, with the reason, without a GPU."""
 
+import subprocess
+import sys
+
 import pytest
 import torch
 
@@ -212,6 +215,24 @@ def test_jax_on_gpu():
     np.testing.assert_array_equal(np.asarray(r), np.concatenate([np.asarray(x)] * 2, axis=1))
     coords, count = opendml.nonzero(x)
     np.testing.assert_array_equal(np.asarray(coords)[: int(count[0])], np.argwhere(np.asarray(x)))
+
+
+@pytest.mark.parametrize("chosen", [None, 0, "last"])
+def test_importing_opendml_jax_keeps_the_current_device(chosen):
+    """opendml.jax starts JAX's platforms at import, and XLA leaves the last GPU it sets up current:
+    PyTorch's "cuda" followed it to cuda:1 on a machine of two. In a fresh process, because the
+    import happens once; with the device chosen by torch.cuda.set_device first, or none (0)."""
+    pytest.importorskip("jax")
+    count = torch.cuda.device_count()
+    if count < 2:
+        pytest.skip(f"a moved device shows only on 2 GPUs or more; this machine has {count}")
+    want = {None: 0, 0: 0, "last": count - 1}[chosen]
+    choose = "" if chosen is None else f"torch.cuda.set_device({want}); "
+    code = (f"import torch; {choose}import opendml.jax; "
+            "print(torch.cuda.current_device(), torch.zeros(1, device='cuda').device.index)")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == [str(want), str(want)]
 
 
 def test_torch_and_cupy_share_a_stream():
