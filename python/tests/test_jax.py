@@ -390,3 +390,19 @@ def test_a_build_without_jax_says_so(monkeypatch):
     monkeypatch.delitem(sys.modules, "opendml.jax")
     with pytest.raises(ImportError, match="no XLA FFI handlers, because JAX was not importable"):
         importlib.import_module("opendml.jax")
+
+
+def test_starting_the_platforms_passes_errors_on():
+    """The import starts JAX's platforms through the extension, which keeps the current CUDA device
+    (test_cuda.py checks that on 2 GPUs): what the start raises reaches the caller unchanged, and
+    its result is not needed."""
+    from opendml import _opendml
+
+    def start():
+        raise RuntimeError("no platform today")
+
+    with pytest.raises(RuntimeError, match="no platform today"):
+        _opendml._jax_start_platforms(start)
+    assert _opendml._jax_start_platforms(lambda: "ignored") is None
+    with pytest.raises(TypeError):
+        _opendml._jax_start_platforms("jax.devices")
