@@ -248,11 +248,10 @@ void zero(Call& call, std::byte* data, uint64_t bytes) {
     return;
   }
 #ifdef OPENDML_WITH_CUDA
-  int current = 0;  // on the array's device, which need not be the current one
-  cudaError_t error = cudaGetDevice(&current);
+  const CurrentDeviceScope keep;  // on the array's device, which need not be the current one
+  cudaError_t error = keep.status();
   if (error == cudaSuccess) error = cudaSetDevice(call.place.id);
   if (error == cudaSuccess) error = cudaMemsetAsync(data, 0, bytes, reinterpret_cast<cudaStream_t>(call.stream));
-  cudaSetDevice(current);
   if (error != cudaSuccess)
     throw Error(ODML_STATUS_DEVICE_FAILURE, std::string(call.prefix) + cudaGetErrorString(error));
 #else

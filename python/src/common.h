@@ -1,5 +1,5 @@
-// Shared by the extension's sources: one way to raise errors, and integer narrowing that reports
-// instead of wrapping.
+// Shared by the extension's sources: one way to raise errors, integer narrowing that reports
+// instead of wrapping, and a scope that keeps the current CUDA device.
 #pragma once
 
 #include <nanobind/nanobind.h>
@@ -11,6 +11,10 @@
 #include <vector>
 
 #include "opendml/opendml.hpp"
+
+#ifdef OPENDML_WITH_CUDA
+#include <cuda_runtime_api.h>
+#endif
 
 namespace nb = nanobind;
 
@@ -27,6 +31,28 @@ inline uint32_t to_uint32(int64_t value, const std::string& what) {
     invalid(what + " is " + std::to_string(value) + "; DirectML takes an unsigned 32-bit value (0 to 4294967295)");
   return static_cast<uint32_t>(value);
 }
+
+#ifdef OPENDML_WITH_CUDA
+// The calling thread's current CUDA device, made current again when the scope ends, however it
+// ends. Where it cannot be read (no GPU), status() says why, the error is not left behind for a
+// later launch check, and nothing is restored.
+class CurrentDeviceScope {
+ public:
+  CurrentDeviceScope() : status_(cudaGetDevice(&device_)) {
+    if (status_ != cudaSuccess) cudaGetLastError();
+  }
+  ~CurrentDeviceScope() {
+    if (status_ == cudaSuccess && cudaSetDevice(device_) != cudaSuccess) cudaGetLastError();
+  }
+  CurrentDeviceScope(const CurrentDeviceScope&) = delete;
+  CurrentDeviceScope& operator=(const CurrentDeviceScope&) = delete;
+  cudaError_t status() const { return status_; }
+
+ private:
+  int device_ = 0;
+  cudaError_t status_;
+};
+#endif
 
 // The name of an argument in messages ("concat: arrays[2]"), built only when a message needs it.
 struct Name {

@@ -353,16 +353,7 @@ void bind_jax(nb::module_& m) {
         // XLA leaves the last GPU it sets up current on the calling thread, and PyTorch and CuPy
         // then put their "cuda" arrays there: the caller's device (0 where none was chosen) is
         // made current again, even where start() raises.
-        int device = 0;
-        const bool known = cudaGetDevice(&device) == cudaSuccess;
-        if (!known) cudaGetLastError();  // no GPU: nothing to keep, and no error left for a later launch check
-        struct Restore {
-          bool known;
-          int device;
-          ~Restore() {
-            if (known && cudaSetDevice(device) != cudaSuccess) cudaGetLastError();
-          }
-        } restore{known, device};
+        const CurrentDeviceScope keep;
 #endif
         start();
       },
