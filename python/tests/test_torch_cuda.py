@@ -74,6 +74,30 @@ def test_runs_on_the_current_stream():
     assert torch.equal(joined, torch.cat([x, x]))
 
 
+@pytest.mark.parametrize("capture_device", [0, 1])
+def test_capture_goes_where_torchs_own_operators_go(capture_device):
+    """The work goes to the current stream of the tensors' device, as torch's own operators' does:
+    captured where the capture stream is on that device, run at once (and not captured) where it
+    is on another, with torch's "graph is empty" warning alone. On 2 GPUs, the tensors on cuda:1."""
+    if torch.cuda.device_count() < 2:
+        pytest.skip(f"two devices need 2 GPUs or more; this machine has {torch.cuda.device_count()}")
+    x, a = torch.zeros(16, 8, device="cuda:1"), torch.zeros(8, 3, device="cuda:1")
+    odt.nonzero(x), odt.join([a, a], 1)  # compiled before the capture
+    torch.cuda.synchronize(1)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=torch.cuda.Stream(device=capture_device)):
+        (coords, count), joined, sums = odt.nonzero(x), odt.join([a, a], 1), x.cumsum(0)
+    x.copy_(torch.arange(x.numel(), device=x.device, dtype=x.dtype).reshape(x.shape) % 3)
+    a.fill_(7)
+    graph.replay()
+    torch.cuda.synchronize(1)
+    captured = capture_device == 1
+    assert torch.equal(sums, x.cumsum(0)) == captured  # torch's own operator, in the same graph
+    assert (int(count) == int(x.count_nonzero())) == captured
+    assert torch.equal(coords[:count], torch.nonzero(x)) == captured
+    assert bool((joined == 7).all()) == captured
+
+
 def test_compile_reduce_overhead_uses_cuda_graphs():
     def f(x):
         coords, count = odt.nonzero(x > 0, fill_value=-1)
