@@ -50,10 +50,11 @@ struct Call {
     } else {
       place = place_of_array(first_array, {prefix, what});
     }
-    // The caller's stream: given, or its library's current one, on which no handshake is needed.
+    // The caller's stream: given (checked wherever the arrays live, as the descriptor layer does), or
+    // its library's current one, on which no handshake is needed.
+    const intptr_t given = stream_handle(stream_arg);
     if (stream_arg.is_none()) target.current_of = framework;
-    if (place.cuda)
-      stream = stream_arg.is_none() ? framework->current_stream(first_array, place.id) : stream_handle(stream_arg);
+    if (place.cuda) stream = stream_arg.is_none() ? framework->current_stream(first_array, place.id) : given;
   }
   Call(const Call&) = delete;
 

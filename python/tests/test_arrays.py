@@ -491,6 +491,34 @@ def test_foreign_tuples_of_the_wrong_length_are_errors():
            ShortInterface())
 
 
+def test_a_bad_stream_is_an_error_wherever_the_arrays_live():
+    """A stream is checked on the CPU too (as the descriptor layer's execute does), before anything
+    runs: what is not a cudaStream_t would reach the CUDA runtime as a handle on a GPU."""
+    a = np.arange(6, dtype=np.float32)
+
+    class Stream:
+        def __init__(self, handle):
+            self.cuda_stream = handle
+
+    class Interface:
+        def __cuda_stream__(self):
+            return (0, -1)
+
+    out = np.zeros(12, np.float32)
+    for stream, message in [("fast", "stream is a str"), (1.5, "stream is a float"), (True, "stream is a bool"),
+                            (-1, "stream is -1; a cudaStream_t is an address from 0 to 2\\^63 - 1"),
+                            (2**64, "stream is 18446744073709551616; a cudaStream_t is an address"),
+                            (Stream("7"), "stream.cuda_stream is a str; a cudaStream_t is an int"),
+                            (Stream(-8), "stream.cuda_stream is -8"),
+                            (Interface(), "stream.__cuda_stream__\\(\\)\\[1\\] is -1")]:
+        raises(opendml.Error, message, opendml.concat, [a, a], out=out, stream=stream)
+        raises(opendml.Error, message, opendml.nonzero, a, stream=stream)
+        raises(opendml.Error, message, opendml.split, a, 2, stream=stream)
+    assert not out.any()  # nothing written by a call that failed validation
+    for stream in (0, 1, 2, 2**63 - 1, Stream(5)):  # a valid handle is not used on the CPU
+        assert np.array_equal(opendml.concat([a, a], stream=stream), np.concatenate([a, a]))
+
+
 def test_invalid_input_raises_error():
     a = np.zeros((2, 3), np.float32)
     e = raises(opendml.Error, "arrays is empty", opendml.concat, [])

@@ -182,6 +182,8 @@ def test_bad_bindings_raise():
         op.execute([[1.0] * 6, b], [out])
     with pytest.raises(opendml.Error, match="stream is a str"):
         op.execute([a, b], [out], stream="now")
+    with pytest.raises(opendml.Error, match="stream is -5; a cudaStream_t is an address"):
+        op.execute([a, b], [out], stream=-5)
     assert not out.any()  # nothing written by a call that failed validation
 
 
