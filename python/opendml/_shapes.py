@@ -23,9 +23,13 @@ def join_shape(op: str, inputs, axis: int) -> list:
         raise opendml.Error(f"{op}: needs at least one input")
     first = inputs[0]
     axis = normalize_axis(op, axis, first.ndim)
+    def described(x):  # torch tensors have a device; the stand-ins of opendml.jax and .distributed none
+        device = getattr(x, "device", None)
+        return f"{x.dtype} {list(x.shape)}" + ("" if device is None else f" on {device}")
+
     for i, x in enumerate(inputs):
         if x.dtype != first.dtype or x.ndim != first.ndim or getattr(x, "device", None) != getattr(first, "device", None):
-            raise opendml.Error(f"{op}: input {i} is {x.dtype} {list(x.shape)} but input 0 is {first.dtype} {list(first.shape)}; dtype, rank and device must match")
+            raise opendml.Error(f"{op}: input {i} is {described(x)} but input 0 is {described(first)}; dtype, rank and device must match")
         if any(a != b for d, (a, b) in enumerate(zip(x.shape, first.shape)) if d != axis):
             raise opendml.Error(f"{op}: input {i} has shape {list(x.shape)} but input 0 has {list(first.shape)}; only axis {axis} may differ")
     shape = list(first.shape)

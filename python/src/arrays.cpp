@@ -333,8 +333,10 @@ void column_values(Call& call, nb::handle arg, int64_t n, const char* name, bool
     const bool is_signed = nb::try_cast<int64_t>(i, s, false);
     values.push_back(convert(i, s, is_signed));
   };
-  // A sequence has a length; a 0-d array passes for a sequence but has none, and is one integer.
-  Py_ssize_t length = PySequence_Check(arg.ptr()) ? PyObject_Length(arg.ptr()) : -1;
+  // A sequence has a length; a 0-d array passes for a sequence but has none, and is one integer. A
+  // string is a sequence of strings, not of integers.
+  const bool text = PyUnicode_Check(arg.ptr()) || PyBytes_Check(arg.ptr());
+  Py_ssize_t length = PySequence_Check(arg.ptr()) && !text ? PyObject_Length(arg.ptr()) : -1;
   if (length < 0) PyErr_Clear();
   if (scalar && PyIndex_Check(arg.ptr()) && length < 0) {
     for (int64_t j = 0; j < n; ++j) one(arg);

@@ -130,7 +130,8 @@ def test_nonzero_coordinate_offsets():
     [([1, 2], "offsets has 2 values; it needs one per coordinate column (3)"),
      ([1, -1, 0], "offsets are not negative"),
      ([2**32, 0, 0], "coordinate offset 0 is 4294967296"),
-     (5, "offsets")],
+     (5, "offsets"),
+     ("xyz", "offsets is a str; it must be a sequence (a list or tuple)")],
 )
 def test_nonzero_bad_coordinate_offsets(offsets, message):
     with pytest.raises(opendml.Error, match=re.escape(message)):
@@ -172,6 +173,8 @@ def test_nonzero_fill_rows():
      (2**64, "uint64", "fill holds 18446744073709551616"),
      ([1, 2], "uint32", "fill has 2 values; it needs one per coordinate column (3)"),
      (1.5, "uint32", "fill is a float"),
+     ("abc", "uint32", "fill is a str; it must be a sequence (a list or tuple) or an integer"),
+     (b"\x01\x02\x03", "uint32", "fill is a bytes"),
      ([0, 1.5, 0], "uint32", "fill holds 1.5, not an integer")],
 )
 def test_nonzero_bad_fill(fill, index_dtype, message):

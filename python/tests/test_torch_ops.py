@@ -115,6 +115,9 @@ def test_join_and_split_errors():
         odt.join([a, torch.zeros(3, 3)], 1)
     with pytest.raises(opendml.Error, match="dtype, rank and device"):
         odt.join([a, torch.zeros(2, 3, dtype=torch.int32)], 0)
+    with pytest.raises(opendml.Error, match="input 1 is torch.float32 \\[2, 3\\] on meta but input 0 is "
+                       "torch.float32 \\[2, 3\\] on cpu; dtype, rank and device must match"):
+        odt.join([a, a.to("meta")], 0)
     with pytest.raises(opendml.Error, match="axis 2 is outside"):
         odt.join([a], 2)
     with pytest.raises(opendml.Error, match="at least one input"):
