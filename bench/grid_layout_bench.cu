@@ -25,10 +25,6 @@ constexpr int kClaimChunks = 8;  // a claim: 8 chunks, 128 KiB
 
 __device__ uint32_t sink;
 
-__device__ __forceinline__ uint64_t chunk_of(Layout layout, uint64_t per_block, uint64_t i) {
-  return layout == kBlocked ? blockIdx.x * per_block + i : i * gridDim.x + blockIdx.x;
-}
-
 // Moves chunk number `chunk`; folds what it reads into `folded`.
 template <Mode kMode>
 __device__ __forceinline__ void move_chunk(const uint4* src, uint4* dst, uint64_t chunk, uint32_t& folded) {
@@ -66,7 +62,7 @@ __global__ void __launch_bounds__(kThreads)
   } else {
     const uint64_t per_block = (chunks + gridDim.x - 1) / gridDim.x;
     for (uint64_t i = 0; i < per_block; ++i) {
-      const uint64_t chunk = chunk_of(kLayout, per_block, i);
+      const uint64_t chunk = kLayout == kBlocked ? blockIdx.x * per_block + i : i * gridDim.x + blockIdx.x;
       if (chunk >= chunks) break;
       move_chunk<kMode>(src, dst, chunk, folded);
     }

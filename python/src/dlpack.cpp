@@ -377,26 +377,32 @@ namespace opendml::python {
 
 intptr_t stream_handle(nb::handle stream) {
   if (stream.is_none()) return 0;
-  constexpr const char* kTaken =
-      "; pass None, a cudaStream_t as an int, or a stream object (PyTorch, CuPy, __cuda_stream__)";
   // The handle, and what it was read from, for the messages.
-  const auto [value, from] = [&]() -> std::pair<nb::object, std::string> {
-    if (PyLong_Check(stream.ptr()) && !PyBool_Check(stream.ptr())) return {nb::borrow(stream), "stream"};
-    if (nb::hasattr(stream, "__cuda_stream__"))
-      return {tuple_of(stream.attr("__cuda_stream__")(), 2, "stream.__cuda_stream__()")[1],
-              "stream.__cuda_stream__()[1]"};
-    if (nb::hasattr(stream, "cuda_stream")) return {stream.attr("cuda_stream"), "stream.cuda_stream"};
-    if (nb::hasattr(stream, "ptr")) return {stream.attr("ptr"), "stream.ptr"};
-    invalid("stream is a " + python_type_name(stream) + kTaken);
-  }();
+  nb::object value;
+  const char* from = "stream";
+  if (PyLong_Check(stream.ptr()) && !PyBool_Check(stream.ptr())) {
+    value = nb::borrow(stream);
+  } else if (nb::hasattr(stream, "__cuda_stream__")) {
+    value = tuple_of(stream.attr("__cuda_stream__")(), 2, "stream.__cuda_stream__()")[1];
+    from = "stream.__cuda_stream__()[1]";
+  } else if (nb::hasattr(stream, "cuda_stream")) {
+    value = stream.attr("cuda_stream");
+    from = "stream.cuda_stream";
+  } else if (nb::hasattr(stream, "ptr")) {
+    value = stream.attr("ptr");
+    from = "stream.ptr";
+  } else {
+    invalid("stream is a " + python_type_name(stream) +
+            "; pass None, a cudaStream_t as an int, or a stream object (PyTorch, CuPy, __cuda_stream__)");
+  }
   if (!PyLong_Check(value.ptr()) || PyBool_Check(value.ptr()))
-    invalid(from + " is a " + python_type_name(value) + "; a cudaStream_t is an int");
+    invalid(std::string(from) + " is a " + python_type_name(value) + "; a cudaStream_t is an int");
   // A cudaStream_t is an address (or 0, 1 and 2, the CUDA runtime's default streams): never
   // negative, and never past a pointer. Anything else would reach the CUDA runtime as a handle.
   int overflow = 0;
   const long long handle = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
   if (overflow != 0 || handle < 0 || handle > INTPTR_MAX)
-    invalid(from + " is " + nb::str(value).c_str() + "; a cudaStream_t is an address from 0 to 2^" +
+    invalid(std::string(from) + " is " + nb::str(value).c_str() + "; a cudaStream_t is an address from 0 to 2^" +
             std::to_string(sizeof(intptr_t) * 8 - 1) + " - 1");
   return static_cast<intptr_t>(handle);
 }
