@@ -131,31 +131,46 @@ def _nonzero_batch(args, dims, *, dml_type, batched, index, fill=None):
     return (count.reshape(count_shape), coords.reshape(coords_shape)), (0, 0)
 
 
+_typeof = getattr(jax, "typeof", None) or jax.core.get_aval  # the latter before JAX 0.6
+
+
+def _weak(a) -> bool:
+    """Whether a (an array, a tracer or an abstract value: each has weak_type) is weakly typed, of a
+    Python scalar's type, which yields to other operands' types."""
+    return bool(getattr(a, "weak_type", False))
+
+
+def _zeros(shape, like, weak: bool):
+    """Zeros of like's type, weakly typed where the result they stand for is (like is then too)."""
+    return jax.lax.full_like(like, 0, shape=shape) if weak else jnp.zeros(shape, like.dtype)
+
+
 def _nonzero_jvp(primals, tangents, **params):
     outs = nonzero_p.bind(*primals, **params)
-    typeof = getattr(jax, "typeof", None) or jax.core.get_aval  # the latter before JAX 0.6
-    return outs, [ad.Zero(typeof(o).to_tangent_aval()) for o in outs]
+    return outs, [ad.Zero(_typeof(o).to_tangent_aval()) for o in outs]
 
 
 batching.primitive_batchers[nonzero_p] = _nonzero_batch
 ad.primitive_jvps[nonzero_p] = _nonzero_jvp
 
-# concat_p(*xs, dml_type) and split_p(x, sizes, dml_type) work on three dimensions, (before, axis, after):
-# the functions below fold any rank into them, as a batch folds into the first.
+# concat_p(*xs, dml_type, weak_type) and split_p(x, sizes, dml_type) work on three dimensions, (before,
+# axis, after): the functions below fold any rank into them, as a batch folds into the first. Their
+# results are weakly typed as jnp.concatenate's and jnp.split's are: concat's where every input of
+# the call was (before any promotion, hence the parameter), split's where x is.
 concat_p = _primitive("opendml_concat", "opendml_join", False)
 split_p = _primitive("opendml_split", "opendml_split", True)
 
 
 @concat_p.def_abstract_eval
-def _concat_abstract(*xs, dml_type):
+def _concat_abstract(*xs, dml_type, weak_type=False):
     p, _, q = xs[0].shape
-    return jax.core.ShapedArray((p, sum(x.shape[1] for x in xs), q), xs[0].dtype)
+    return jax.core.ShapedArray((p, sum(x.shape[1] for x in xs), q), xs[0].dtype, weak_type=weak_type)
 
 
 @split_p.def_abstract_eval
 def _split_abstract(x, *, sizes, dml_type):
     p, _, q = x.shape
-    return [jax.core.ShapedArray((p, s, q), x.dtype) for s in sizes]
+    return [jax.core.ShapedArray((p, s, q), x.dtype, weak_type=x.weak_type) for s in sizes]
 
 
 def _batch_in_front(args, dims):
@@ -166,37 +181,38 @@ def _batch_in_front(args, dims):
 
 
 def _unbatched(xs):
-    return [jax.core.ShapedArray(a.shape[1:], a.dtype) for a in xs]
+    return [jax.core.ShapedArray(a.shape[1:], a.dtype, weak_type=_weak(a)) for a in xs]
 
 
 def _folded(a):  # the batch folded into the first of the three dimensions
     return a.reshape((a.shape[0] * a.shape[1],) + a.shape[2:])
 
 
-def _concat_batch(args, dims, *, dml_type):
+def _concat_batch(args, dims, *, dml_type, weak_type=False):
     xs = _batch_in_front(args, dims)
     shape = xs[0].shape[:1] + _concat_abstract(*_unbatched(xs), dml_type=dml_type).shape
     if math.prod(shape) == 0:
-        return jnp.zeros(shape, xs[0].dtype), 0
-    return concat_p.bind(*map(_folded, xs), dml_type=dml_type).reshape(shape), 0
+        return _zeros(shape, xs[0], weak_type), 0
+    return concat_p.bind(*map(_folded, xs), dml_type=dml_type, weak_type=weak_type).reshape(shape), 0
 
 
 def _split_batch(args, dims, *, sizes, dml_type):
     (x,) = _batch_in_front(args, dims)
     shapes = [x.shape[:1] + a.shape for a in _split_abstract(*_unbatched([x]), sizes=sizes, dml_type=dml_type)]
     if x.size == 0:
-        return [jnp.zeros(s, x.dtype) for s in shapes], [0] * len(shapes)
+        return [_zeros(s, x, _weak(x)) for s in shapes], [0] * len(shapes)
     parts = split_p.bind(_folded(x), sizes=sizes, dml_type=dml_type)
     return [y.reshape(s) for y, s in zip(parts, shapes)], [0] * len(shapes)
 
 
-def _concat_transpose(ct, *xs, dml_type):
+def _concat_transpose(ct, *xs, dml_type, weak_type=False):
     parts = split_p.bind(ct, sizes=tuple(x.aval.shape[1] for x in xs), dml_type=dml_type)
     return [part if ad.is_undefined_primal(x) else None for part, x in zip(parts, xs)]
 
 
 def _split_transpose(cts, x, *, sizes, dml_type):
-    return [concat_p.bind(*[ad.instantiate_zeros(ct) for ct in cts], dml_type=dml_type)]
+    cts = [ad.instantiate_zeros(ct) for ct in cts]
+    return [concat_p.bind(*cts, dml_type=dml_type, weak_type=all(map(_weak, cts)))]
 
 
 batching.primitive_batchers[concat_p] = _concat_batch
@@ -220,13 +236,16 @@ def _index_dtype(op: str, index_dtype) -> str:
 
 
 @functools.lru_cache(maxsize=256)
-def _check_nonzero(shape: tuple, dml_type: int, index: str) -> None:
+def _check_nonzero(op: str, shape: tuple, dml_type: int, index: str) -> None:
     """The library's own validation of the operator the handler will compile (rank, sizes, types)."""
     m, idx = math.prod(shape), _INDEX.get(index, _T.UINT32)  # int32: argwhere's, uint32's bits
-    desc = opendml.NonzeroCoordinatesDesc(opendml.TensorDesc(_T(dml_type), list(shape)), opendml.TensorDesc(idx, [1]),
-                                          opendml.TensorDesc(idx, [m, len(shape)]))
-    wide = index not in ("uint32", "int32") or m > 0xFFFFFFFF  # the handler writes int32 as uint32's bits
-    opendml.Operator(opendml.Device("cpu"), desc, extensions=opendml.EXTENSION_64BIT_INDICES if wide else 0)
+    try:
+        desc = opendml.NonzeroCoordinatesDesc(opendml.TensorDesc(_T(dml_type), list(shape)),
+                                              opendml.TensorDesc(idx, [1]), opendml.TensorDesc(idx, [m, len(shape)]))
+        wide = index not in ("uint32", "int32") or m > 0xFFFFFFFF  # the handler writes int32 as uint32's bits
+        opendml.Operator(opendml.Device("cpu"), desc, extensions=opendml.EXTENSION_64BIT_INDICES if wide else 0)
+    except opendml.Error as e:
+        raise type(e)(f"{op}: x of shape {shape} is past what one NONZERO_COORDINATES takes: {e}") from None
 
 
 @functools.lru_cache(maxsize=256)
@@ -266,7 +285,9 @@ def _fill_values(op: str, fill_value, columns: int, index: str) -> list:
         raise opendml.Error(f"{op}: fill_value is traced; it is compiled into the call, so it must be a concrete "
                             "value (a Python or NumPy integer, or a sequence of them)")
     row = np.asarray(fill_value)
-    if row.dtype.kind not in "iub" or row.ndim > 1 or row.size not in (1, columns):
+    # Integers past 64 bits make an array of objects: still integers, which the range check names.
+    integers = row.dtype.kind in "iub" or (row.dtype == object and all(isinstance(v, (int, np.integer)) for v in row.flat))
+    if not integers or row.ndim > 1 or row.size not in (1, columns):
         raise opendml.Error(f"{op}: fill_value is {fill_value!r}; it must be an integer, or a sequence of "
                             f"{columns} integers (one a column)")
     lowest, highest = -(2 ** (8 * np.dtype(index).itemsize - 1)), np.iinfo(index).max
@@ -292,7 +313,7 @@ def _nonzero(op, x, index: str, fill):
     if x.size == 0:
         return jnp.zeros((0, x.ndim), index), jnp.zeros((1,), index)
     dml_type = int(_NONZERO[x.dtype])
-    _check_nonzero(tuple(x.shape), dml_type, index)
+    _check_nonzero(op, tuple(x.shape), dml_type, index)
     count, coords = nonzero_p.bind(x, dml_type=dml_type, batched=False, index=index, fill=fill)
     return coords, count
 
@@ -311,6 +332,10 @@ def argwhere(x, *, size=None, fill_value=None):
             raise opendml.Error(f"{op}: size is a {type(size).__name__}; it must be an integer") from None
         if size < 0:
             raise opendml.Error(f"{op}: size is {size}; it must not be negative")
+        if size > np.iinfo(dtype).max:  # the row count of jnp.argwhere's index type
+            raise opendml.Error(f"{op}: size is {size}; {np.dtype(dtype).name} coordinates count at most "
+                                f"{np.iinfo(dtype).max} rows" + ("" if jax.config.jax_enable_x64 else
+                                " (jax.config.update('jax_enable_x64', True) gives int64 ones)"))
     fill = _fill_values(op, 0 if fill_value is None else fill_value, x.ndim, np.dtype(dtype).name) if x.ndim else []
     # The kernel writes the rows past the count, and the results are of argwhere's type already: no
     # other operation touches the coordinates.
@@ -336,23 +361,41 @@ def _fold(a, axis: int):
     return a.reshape((math.prod(a.shape[:axis]), a.shape[axis], math.prod(a.shape[axis + 1:])))
 
 
-def concat(arrays, axis: int = 0):
-    """jnp.concatenate(arrays, axis) through DirectML's JOIN (negative axes count from the end)."""
+def _concrete_axis(op: str, axis):
+    if isinstance(axis, jax.core.Tracer):
+        raise opendml.Error(f"{op}: axis is traced; it must be a concrete integer")
+    return axis
+
+
+def concat(arrays, axis: int | None = 0):
+    """jnp.concatenate(arrays, axis) through DirectML's JOIN: negative axes count from the end, None
+    joins the arrays flattened, an array stands for the sequence of its rows, and arrays of different
+    types are promoted to one as jnp.concatenate promotes them."""
     op = "opendml.jax.concat"
-    if not isinstance(arrays, Sequence):
-        raise opendml.Error(f"{op}: arrays is a {type(arrays).__name__}; it must be a sequence of arrays")
+    if hasattr(arrays, "ndim") and hasattr(arrays, "shape"):  # a JAX or NumPy array: its rows
+        if arrays.ndim == 0:
+            raise opendml.Error(f"{op}: arrays is 0-d; zero-dimensional arrays cannot be concatenated")
+        arrays = [arrays[i] for i in range(arrays.shape[0])]
+    elif not isinstance(arrays, Sequence):
+        raise opendml.Error(f"{op}: arrays is a {type(arrays).__name__}; it must be a sequence of arrays, or an array")
     arrays = [jnp.asarray(a) for a in arrays]
+    if _concrete_axis(op, axis) is None:
+        arrays, axis = [jnp.ravel(a) for a in arrays], 0
     if arrays and arrays[0].ndim == 0:
         raise opendml.Error(f"{op}: arrays[0] is 0-d; zero-dimensional arrays cannot be concatenated")
+    weak = all(map(_weak, arrays))  # before promotion, which makes the arrays it converts strong
+    if arrays and len({a.dtype for a in arrays}) > 1:
+        dtype = jnp.result_type(*arrays)
+        arrays = [a if a.dtype == dtype else jax.lax.convert_element_type(a, dtype) for a in arrays]
     shape = join_shape(op, [_Shape(a) for a in arrays], axis)
     axis = normalize_axis(op, axis, len(shape))
     dml_type = _bits_type(op, arrays[0].dtype)
     pieces = [_fold(a, axis) for a in arrays if a.size]
     if not pieces or math.prod(shape) == 0:  # DirectML has no empty tensors
-        return jnp.zeros(shape, arrays[0].dtype)
+        return _zeros(shape, arrays[0], weak)
     whole = _concat_abstract(*pieces, dml_type=dml_type).shape
     _check_join_split(op, False, whole, tuple(p.shape for p in pieces), dml_type)
-    return concat_p.bind(*pieces, dml_type=dml_type).reshape(shape)
+    return concat_p.bind(*pieces, dml_type=dml_type, weak_type=weak).reshape(shape)
 
 
 def split(x, indices_or_sections, axis: int = 0):
@@ -363,7 +406,7 @@ def split(x, indices_or_sections, axis: int = 0):
     x = jnp.asarray(x)
     if x.ndim == 0:
         raise opendml.Error(f"{op}: x is 0-d; zero-dimensional arrays cannot be split")
-    axis = normalize_axis(op, axis, x.ndim)
+    axis = normalize_axis(op, _concrete_axis(op, axis), x.ndim)
     length = x.shape[axis]
     if not isinstance(indices_or_sections, (int, np.integer, Sequence, np.ndarray, jax.Array)):
         raise opendml.Error(f"{op}: indices_or_sections is a {type(indices_or_sections).__name__}; it must be an integer "
@@ -386,9 +429,9 @@ def split(x, indices_or_sections, axis: int = 0):
     dml_type = _bits_type(op, x.dtype)
     shapes = [x.shape[:axis] + (s,) + x.shape[axis + 1:] for s in sizes]
     if x.size == 0 or len([s for s in sizes if s]) == 0:
-        return [jnp.zeros(s, x.dtype) for s in shapes]
+        return [_zeros(s, x, _weak(x)) for s in shapes]
     folded, kept = _fold(x, axis), tuple(s for s in sizes if s)
     pieces = tuple(a.shape for a in _split_abstract(folded, sizes=kept, dml_type=dml_type))
     _check_join_split(op, True, folded.shape, pieces, dml_type)
     parts = iter(split_p.bind(folded, sizes=kept, dml_type=dml_type))
-    return [next(parts).reshape(s) if s[axis] else jnp.zeros(s, x.dtype) for s in shapes]
+    return [next(parts).reshape(s) if s[axis] else _zeros(s, x, _weak(x)) for s in shapes]

@@ -255,6 +255,57 @@ def x64():
     return jax.enable_x64(True) if hasattr(jax, "enable_x64") else jax.experimental.enable_x64()
 
 
+def _weakly_typed(a) -> bool:
+    return (getattr(jax, "typeof", None) or jax.core.get_aval)(a).weak_type
+
+
+def test_concat_takes_what_jnp_concatenate_takes(put):
+    """Arrays of different types (promoted as jnp.concatenate promotes them), an array standing for
+    its rows, and axis=None (the arrays flattened): the same values, type and weak type as jnp's."""
+    pairs = [(np.float32, np.int32), (np.float32, np.float16), (np.float32, jnp.bfloat16), (np.int8, np.uint8),
+             (np.bool_, np.int32), (np.uint16, np.int8)]
+    rng = np.random.default_rng(5)
+    for a, b in pairs:
+        xs = [put(sample(rng, (2, 3), a)), put(sample(rng, (4, 3), b))]
+        for f in (oj.concat, jax.jit(oj.concat)):
+            got, want = f(xs), jnp.concatenate(xs)
+            assert same_bits(got, want) and _weakly_typed(got) == _weakly_typed(want), (a, b)
+    m = put(np.arange(24, dtype=np.int32).reshape(2, 3, 4))
+    for axis in (0, 1, -1, None):
+        assert same_bits(oj.concat(m, axis=axis), jnp.concatenate(m, axis=axis))
+        assert same_bits(oj.concat([m, m[:1]], axis=None), jnp.concatenate([m, m[:1]], axis=None))
+    assert same_bits(oj.concat(np.asarray(m)), jnp.concatenate(np.asarray(m)))
+
+
+def test_weak_types_stay_weak_as_in_jnp(put):
+    """Results of weakly typed arrays (Python scalars broadcast) are weakly typed, as jnp's are, so
+    that arithmetic after them takes the same type: bfloat16 + a weak float32 is bfloat16."""
+    w = [put(jnp.broadcast_to(float(v), (2,))) for v in (1, 2)]  # weak float32 arrays
+    assert all(map(_weakly_typed, w))
+    strong = put(np.ones(8, jnp.bfloat16))
+    empty = [jnp.broadcast_to(1.0, (0,))] * 2
+    cases = [
+        (lambda: oj.concat(w), lambda: jnp.concatenate(w)),
+        (lambda: jax.jit(oj.concat)(w), lambda: jnp.concatenate(w)),
+        (lambda: oj.concat([w[0], strong[:2]]), lambda: jnp.concatenate([w[0], strong[:2]])),
+        (lambda: oj.concat(empty), lambda: jnp.concatenate(empty)),
+        (lambda: oj.split(jnp.concatenate(w), 2)[0], lambda: jnp.split(jnp.concatenate(w), 2)[0]),
+        (lambda: oj.split(jnp.concatenate(w), [0, 2])[0], lambda: jnp.split(jnp.concatenate(w), [0, 2])[0]),
+        (lambda: jax.vmap(lambda v: oj.concat([v, v]))(jnp.stack(w)),
+         lambda: jax.vmap(lambda v: jnp.concatenate([v, v]))(jnp.stack(w))),
+        (lambda: jax.vmap(lambda v: oj.split(v, 2)[1])(jnp.stack(w)),
+         lambda: jax.vmap(lambda v: jnp.split(v, 2)[1])(jnp.stack(w))),
+    ]
+    for i, (ours, theirs) in enumerate(cases):
+        got, want = ours(), theirs()
+        assert same_bits(got, want) and _weakly_typed(got) == _weakly_typed(want), i
+        n = got.size
+        if n:
+            assert (got.ravel() + strong[:n]).dtype == (want.ravel() + strong[:n]).dtype, i
+    grad = jax.grad(lambda v: oj.concat([v, v]).sum())(jnp.float32(2) * jnp.ones(3))
+    assert same_bits(grad, jnp.full(3, 2, np.float32))
+
+
 def test_64bit_mode(put):
     with x64():
         rng = np.random.default_rng(9)
@@ -280,13 +331,15 @@ def test_errors():
     with pytest.raises(opendml.Error, match="only axis 0 may differ"):
         oj.concat([x, jnp.ones((2, 4), np.float32)], axis=0)
     with pytest.raises(opendml.Error, match="dtype, rank"):
-        oj.concat([x, jnp.ones((2, 3), np.int32)])
+        oj.concat([x, jnp.ones((2,), np.float32)])
     with pytest.raises(opendml.Error, match="at least one"):
         oj.concat([])
     with pytest.raises(opendml.Error, match="0-d"):
         oj.concat([jnp.float32(1)])
-    with pytest.raises(opendml.Error, match="sequence"):
-        oj.concat(x)
+    with pytest.raises(opendml.Error, match="sequence of arrays, or an array"):
+        oj.concat(7)
+    with pytest.raises(opendml.Error, match="arrays is 0-d"):
+        oj.concat(jnp.float32(1))
     with pytest.raises(opendml.Error, match="equal parts"):
         oj.split(x, 2, axis=1)
     with pytest.raises(opendml.Error, match="must not decrease"):
@@ -333,9 +386,19 @@ def test_bad_arguments_are_errors_while_tracing():
         jax.jit(lambda x, f: oj.argwhere(x, size=5, fill_value=f))(x, 7)
     with pytest.raises(opendml.Error, match="jax.vmap"):
         jax.vmap(oj.argwhere)(x)
-    for axis in (1.0, None, "1"):
+    for axis in (1.0, "1"):
         with pytest.raises(opendml.Error, match="axis is a"):
             oj.concat([x, x], axis=axis)
+    with pytest.raises(opendml.Error, match="axis is traced"):
+        jax.jit(lambda x, axis: oj.concat([x, x], axis=axis))(x, 1)
+    with pytest.raises(opendml.Error, match="axis is traced"):
+        jax.jit(lambda x, axis: oj.split(x, 1, axis=axis))(x, 1)
+    # Integers past 64 bits are integers: the message says they do not fit.
+    with pytest.raises(opendml.Error, match=r"fill_value \[-9223372036854775809, 1\] does not fit in int32"):
+        oj.argwhere(x, size=4, fill_value=(-2**63 - 1, 1))
+    # argwhere's int32 coordinates count at most 2^31 - 1 rows: refused before any are made.
+    with pytest.raises(opendml.Error, match="size is 2147483648; int32 coordinates count at most 2147483647 rows"):
+        oj.argwhere(x, size=2**31)
     with pytest.raises(opendml.Error, match="concrete integer"):
         jax.jit(lambda x, n: oj.split(x, n))(jnp.arange(6), 2)
     # Within range, the fill takes the index type's values; an unsigned one also takes -1 as its bits.
@@ -349,11 +412,14 @@ def test_bad_arguments_are_errors_while_tracing():
 
 def test_sizes_past_what_the_handlers_take_fail_while_tracing():
     """Shapes only (jax.eval_shape): argwhere's int32 coordinates end at 2^31 - 1 elements (it wrote
-    coordinates of -2^31 past them), and concat and split fold into three dimensions that must each
-    stay within DirectML's 32 bits (they failed only when run)."""
+    coordinates of -2^31 past them), nonzero's uint32 ones at 2^32 - 1 (the message names the
+    function), and concat and split fold into three dimensions that must each stay within DirectML's
+    32 bits (they failed only when run)."""
     big = jax.ShapeDtypeStruct((2**31 + 1,), np.uint8)
     with pytest.raises(opendml.Error, match="64-bit mode"):
         jax.eval_shape(lambda a: oj.argwhere(a, size=3), big)
+    with pytest.raises(opendml.Error, match=r"opendml.jax.nonzero: x of shape \(4294967296,\) is past what one"):
+        jax.eval_shape(oj.nonzero, jax.ShapeDtypeStruct((2**32,), np.bool_))
     tall = jax.ShapeDtypeStruct((2**33, 2), np.uint8)
     with pytest.raises(opendml.Error, match=r"opendml.jax.concat: the arrays, as .* = \(8589934592, 4, 1\)"):
         jax.eval_shape(lambda a: oj.concat([a, a], axis=1), tall)
