@@ -120,6 +120,21 @@ TEST(Validation, OutputInterleavedDisjointStridesAccepted) {
       create_succeeds(OpDesc::join({spec(kF32, {3, 1}), spec(kF32, {3, 2})}, spec(kF32, {3, 3}, Shape{3, 2}), 1)));
 }
 
+// Proving interleaved outputs free of overlap lists their addresses, 2^22 of them at most an
+// operator, however many outputs share them: a SPLIT into many outputs of one such layout is
+// refused once their elements together pass that, rather than taking minutes to create.
+TEST(Validation, InterleavedOutputsShareOneBudgetAnOperator) {
+  const auto interleaved = [](uint32_t columns) { return spec(DML_TENSOR_DATA_TYPE_UINT8, {2, columns}, Shape{3, 2}); };
+  const uint32_t half = 1u << 20;  // two outputs of 2 x 2^20 elements: 2^22 together, the whole budget
+  EXPECT_TRUE(create_succeeds(
+      OpDesc::split(spec(DML_TENSOR_DATA_TYPE_UINT8, {2, 2 * half}), {interleaved(half), interleaved(half)}, 1)));
+  const OpDesc three = OpDesc::split(spec(DML_TENSOR_DATA_TYPE_UINT8, {2, 3 * half}),
+                                     {interleaved(half), interleaved(half), interleaved(half)}, 1);
+  EXPECT_TRUE(create_fails(three, ODML_STATUS_UNSUPPORTED,
+                           {"SPLIT: OutputTensors[2].Strides {3, 2}", "cannot prove free of overlap",
+                            "at most 4194304 elements of such outputs an operator, 0 left"}));
+}
+
 TEST(Validation, OutputPaddedStridesAccepted) {
   for (const Shape& strides : {Shape{10, 1}, Shape{16, 2}, Shape{8, 1}})
     EXPECT_TRUE(

@@ -45,7 +45,7 @@ std::string coordinate_string(uint64_t index, const Dims& sizes, uint32_t rank) 
 // whose every stride exceeds the span of the smaller ones is disjoint; layouts that fail that test
 // are either caught by a stride that is a small multiple of a smaller one (a certain collision),
 // enumerated when small, or refused as unprovable.
-Status check_output_strides(const Tensor& t, std::string_view where) {
+Status check_output_strides(const Tensor& t, std::string_view where, OverlapBudget& budget) {
   struct Dim {
     uint64_t stride, size;
     uint32_t index;
@@ -84,10 +84,13 @@ Status check_output_strides(const Tensor& t, std::string_view where) {
   if (!uncertain) return {};
 
   const uint64_t count = t.element_count();
-  if (count > (uint64_t{1} << 22))
+  if (count > budget.elements)
     return unsupported(where, ".Strides ", dims_to_string(t.strides, t.rank),
                        " interleave dimensions in a way opendml cannot prove free of overlap for Sizes ",
-                       dims_to_string(t.sizes, t.rank), "; use strides that each exceed the span of the smaller ones");
+                       dims_to_string(t.sizes, t.rank), " (it lists at most ", OverlapBudget{}.elements,
+                       " elements of such outputs an operator, ", budget.elements,
+                       " left); use strides that each exceed the span of the smaller ones");
+  budget.elements -= count;
   std::vector<std::pair<uint64_t, uint64_t>> offsets;  // (address, logical index)
   offsets.reserve(count);
   for (uint64_t i = 0; i < count; ++i) {
@@ -132,7 +135,8 @@ std::string dims_to_string(const Dims& dims, uint32_t rank) {
   return s + "}";
 }
 
-Result<Tensor> read_tensor(const DML_TENSOR_DESC* desc, Role role, std::string_view where, uint64_t max_elements) {
+Result<Tensor> read_tensor(const DML_TENSOR_DESC* desc, Role role, std::string_view where, OverlapBudget& budget,
+                           uint64_t max_elements) {
   if (desc == nullptr) return invalid_argument(where, " is null; every tensor of the operator must be described");
   if (desc->Type != DML_TENSOR_TYPE_BUFFER)
     return invalid_argument(where, ".Type is ", static_cast<int>(desc->Type),
@@ -179,7 +183,7 @@ Result<Tensor> read_tensor(const DML_TENSOR_DESC* desc, Role role, std::string_v
     return invalid_argument(where, ".Strides ", dims_to_string(t.strides, t.rank), " with Sizes ",
                             dims_to_string(t.sizes, t.rank), " span ", extent, " elements; at most ", max_elements,
                             " are allowed", beyond);
-  if (role == Role::kOutput) ODML_RETURN_IF_ERROR(check_output_strides(t, where));
+  if (role == Role::kOutput) ODML_RETURN_IF_ERROR(check_output_strides(t, where, budget));
 
   const uint64_t required =
       DMLCalcBufferTensorSize(buffer.DataType, buffer.DimensionCount, buffer.Sizes, buffer.Strides);

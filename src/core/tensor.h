@@ -35,10 +35,17 @@ struct Tensor {
 
 enum class Role { kInput, kOutput };
 
+// The elements that proving an operator's outputs free of overlap may still list, address by address
+// (outputs whose dimensions interleave, docs/contract.md section 2 rule 4): one budget an operator,
+// so that creating one takes bounded time however many outputs it has.
+struct OverlapBudget {
+  uint64_t elements = uint64_t{1} << 22;
+};
+
 // Reads and validates desc. `where` names the tensor in messages, e.g. "JOIN: InputTensors[2]".
 // Post: the returned tensor satisfies rules 1-7 of docs/contract.md section 2 for `role`, with at
-// most max_elements elements and physical extent.
-Result<Tensor> read_tensor(const DML_TENSOR_DESC* desc, Role role, std::string_view where,
+// most max_elements elements and physical extent; an output's overlap proof spent from `budget`.
+Result<Tensor> read_tensor(const DML_TENSOR_DESC* desc, Role role, std::string_view where, OverlapBudget& budget,
                            uint64_t max_elements = kMaxElements);
 
 // The element strides of a packed row-major tensor of `rank` dimensions.

@@ -47,7 +47,8 @@ Result<OperatorDef> validate(const Fields& f, UINT count, const DML_TENSOR_DESC*
   if (pieces == nullptr) return invalid_argument(op, f.pieces, " is null but ", f.count, " is ", count);
 
   const Role whole_role = f.piece_role == Role::kInput ? Role::kOutput : Role::kInput;
-  Result<Tensor> w = read_tensor(whole, whole_role, op + std::string(f.whole), options.max_elements());
+  OverlapBudget budget;
+  Result<Tensor> w = read_tensor(whole, whole_role, op + std::string(f.whole), budget, options.max_elements());
   if (!w.ok()) return w.status();
   ODML_RETURN_IF_ERROR(check_support(f.support, level, *w, f.op, op + std::string(f.whole)));
   if (axis >= w->rank)
@@ -58,7 +59,7 @@ Result<OperatorDef> validate(const Fields& f, UINT count, const DML_TENSOR_DESC*
   uint64_t axis_sum = 0;
   for (UINT i = 0; i < count; ++i) {
     const std::string name = cat(f.pieces, "[", i, "]");
-    Result<Tensor> p = read_tensor(&pieces[i], f.piece_role, op + name, options.max_elements());
+    Result<Tensor> p = read_tensor(&pieces[i], f.piece_role, op + name, budget, options.max_elements());
     if (!p.ok()) return p.status();
     ODML_RETURN_IF_ERROR(check_support(f.support, level, *p, f.op, op + name));
     if (p->data_type != w->data_type)

@@ -93,9 +93,10 @@ Result<OperatorDef> validate_nonzero_coordinates(const DML_NONZERO_COORDINATES_O
       {"OutputCoordinatesTensor", desc.OutputCoordinatesTensor, Role::kOutput, kCoordinatesSupport}};
   const bool wide = options.has(ODML_EXTENSION_64BIT_INDICES);
   Tensor tensors[3];
+  OverlapBudget budget;
   for (int i = 0; i < 3; ++i) {
     const std::string where = op + std::string(fields[i].name);
-    Result<Tensor> t = read_tensor(fields[i].desc, fields[i].role, where, options.max_elements());
+    Result<Tensor> t = read_tensor(fields[i].desc, fields[i].role, where, budget, options.max_elements());
     if (!t.ok()) return t.status();
     // With 64-bit indices the count and coordinates may also be INT64 or UINT64 (contract
     // section 7); their dimension counts follow DirectML's table all the same.
