@@ -40,7 +40,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         load_model_text(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.json", models, context);
     std::erase_if(model.commands,
                   [](const Command& command) { return std::holds_alternative<WriteFileCommand>(command.action); });
-    Executor executor(model, device, RunOptions{});
+    Executor executor(model, device, RunOptions{}, context.budget);
     NullBuffer discard;
     std::ostream out(&discard);
     executor.run(out);

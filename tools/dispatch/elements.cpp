@@ -93,10 +93,10 @@ std::string encode_integer(const Json& value, DML_TENSOR_DATA_TYPE type, std::by
     const double v = value.get<double>();
     if (!std::isfinite(v) || std::trunc(v) != v) return value.dump() + " is not a whole number, as " + name + " needs";
     negative = v < 0;
-    if (std::fabs(v) >= 0x1p64)
-      magnitude = std::numeric_limits<uint64_t>::max();  // out of every range below
-    else
-      magnitude = static_cast<uint64_t>(std::fabs(v));
+    using Limits = std::numeric_limits<T>;
+    if (std::fabs(v) >= 0x1p64)  // past every type's range, UINT64's too (its largest is 2^64 - 1)
+      return out_of_range(value, type, std::to_string(Limits::min()) + " to " + std::to_string(Limits::max()));
+    magnitude = static_cast<uint64_t>(std::fabs(v));
   }
   using Limits = std::numeric_limits<T>;
   const uint64_t max_negative = std::is_signed_v<T> ? uint64_t{0} - static_cast<uint64_t>(Limits::min()) : 0;

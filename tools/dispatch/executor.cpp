@@ -50,12 +50,14 @@ std::string stats_line(const char* what, const Stats& s) {
 
 }  // namespace
 
-Executor::Executor(const Model& model, const opendml::Device& device, const RunOptions& options)
+Executor::Executor(const Model& model, const opendml::Device& device, const RunOptions& options, MemoryBudget& budget)
     : model_(model), device_(device), options_(options) {
   for (const Dispatchable& d : model.dispatchables) {
     at_place(d.place, [&] {
       opendml::CompiledOperator compiled = opendml::Operator(device_, *d.desc, options.feature_level).compile();
       const odml_binding_properties properties = compiled.binding_properties();
+      budget.take(properties.temporary_size_in_bytes, true, d.place, "its temporary region");
+      budget.take(properties.persistent_size_in_bytes, true, d.place, "its persistent region");
       operators_.push_back({std::move(compiled), allocate(device_, properties.temporary_size_in_bytes),
                             allocate(device_, properties.persistent_size_in_bytes)});
     });

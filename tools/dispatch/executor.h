@@ -35,7 +35,8 @@ struct RunOptions {
 
 class Executor {
  public:
-  Executor(const Model& model, const opendml::Device& device, const RunOptions& options);
+  // Each operator's temporary and persistent regions are taken from `budget` before they are allocated.
+  Executor(const Model& model, const opendml::Device& device, const RunOptions& options, MemoryBudget& budget);
 
   // Runs the commands in order, printing to `out`; throws ModelError at the failing command.
   void run(std::ostream& out);

@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
         options.ieee_values ? opendml::tool::Rounding::kIeee : opendml::tool::Rounding::kDxDispatch};
     const opendml::tool::Model model = opendml::tool::load_model(model_path, context);
     std::cout << "Running on '" << device.name() << "'\n";
-    opendml::tool::Executor executor(model, device, options.run);
+    opendml::tool::Executor executor(model, device, options.run, context.budget);
     executor.run(std::cout);
     std::cout.flush();
     return 0;

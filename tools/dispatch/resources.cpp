@@ -123,14 +123,21 @@ InitialValues from_constant(const Node& values, DML_TENSOR_DATA_TYPE type, Round
 // computed in 64-bit integers when both are whole numbers (exact for every integer type), otherwise
 // in double. The sequence is monotonic, so its first and last elements (and the second, which is
 // the first to show a fractional delta) are the ones that can be out of the type's range or not whole.
+// Integers of the sequences below: every value of INT64 and UINT64 and their differences, exactly.
+using Wide = __int128;
+constexpr Wide kLowest = std::numeric_limits<int64_t>::min();
+constexpr Wide kHighest = std::numeric_limits<uint64_t>::max();
+
 struct ExactSequence {
   bool integers;
-  int64_t start, delta;  // when integers
+  Wide start, delta;  // when integers
   double start_d, delta_d;
 
+  Wide integer(uint64_t i) const { return start + static_cast<Wide>(i) * delta; }  // in 64 bits: checked at load
   Json value(uint64_t i) const {
-    if (integers) return start + static_cast<int64_t>(i) * delta;  // checked against overflow at load
-    return start_d + static_cast<double>(i) * delta_d;
+    if (!integers) return start_d + static_cast<double>(i) * delta_d;
+    const Wide v = integer(i);
+    return v < 0 ? Json(static_cast<int64_t>(v)) : Json(static_cast<uint64_t>(v));
   }
 
   template <class T>
@@ -140,10 +147,10 @@ struct ExactSequence {
     for (size_t k = 0; k < n; ++k) {
       const uint64_t i = first + k;
       if constexpr (std::is_same_v<T, Half>) {
-        elements[k].bits = half_from_double(integers ? static_cast<double>(start + static_cast<int64_t>(i) * delta)
-                                                     : start_d + static_cast<double>(i) * delta_d);
+        elements[k].bits =
+            half_from_double(integers ? static_cast<double>(integer(i)) : start_d + static_cast<double>(i) * delta_d);
       } else if (integers) {
-        elements[k] = static_cast<T>(start + static_cast<int64_t>(i) * delta);
+        elements[k] = static_cast<T>(integer(i));
       } else {
         elements[k] = static_cast<T>(start_d + static_cast<double>(i) * delta_d);
       }
@@ -151,16 +158,13 @@ struct ExactSequence {
   }
 };
 
-// A JSON number as an int64 when it is a whole number in range ("3" or "3.0").
-std::optional<int64_t> whole_int64(const Json& v) {
-  if (v.is_number_unsigned()) {
-    if (v.get<uint64_t>() > uint64_t{std::numeric_limits<int64_t>::max()}) return std::nullopt;
-    return static_cast<int64_t>(v.get<uint64_t>());
-  }
-  if (v.is_number_integer()) return v.get<int64_t>();
+// A JSON number as an integer when it is a whole number of 64 bits, signed or not ("3" or "3.0").
+std::optional<Wide> whole_integer(const Json& v) {
+  if (v.is_number_unsigned()) return static_cast<Wide>(v.get<uint64_t>());
+  if (v.is_number_integer()) return static_cast<Wide>(v.get<int64_t>());
   const double d = v.get<double>();
-  if (std::trunc(d) != d || !(std::fabs(d) < 0x1p63)) return std::nullopt;
-  return static_cast<int64_t>(d);
+  if (std::trunc(d) != d || !(d >= -0x1p63 && d < 0x1p64)) return std::nullopt;
+  return static_cast<Wide>(d);
 }
 
 bool is_float_type(DML_TENSOR_DATA_TYPE type) {
@@ -173,13 +177,13 @@ FillElements exact_sequence(const Node& values, DML_TENSOR_DATA_TYPE type, uint6
   const Json& delta = values.at("valueDelta").json();
   // JSON integers stay exact in 64 bits; for an integer type, whole doubles (3.0) are integers too.
   const auto as_int = [&](const Json& v) {
-    return v.is_number_integer() || !is_float_type(type) ? whole_int64(v) : std::nullopt;
+    return v.is_number_integer() || !is_float_type(type) ? whole_integer(v) : std::nullopt;
   };
   ExactSequence sequence{false, 0, 0, start.get<double>(), delta.get<double>()};
   if (const auto s = as_int(start), d = as_int(delta); s && d) sequence = {true, *s, *d, 0, 0};
-  int64_t last = 0;
-  if (sequence.integers && (__builtin_mul_overflow(static_cast<int64_t>(count - 1), sequence.delta, &last) ||
-                            __builtin_add_overflow(sequence.start, last, &last)))
+  Wide last = 0;  // the sequence runs from start to last, so both in 64 bits make every element so
+  if (sequence.integers && (__builtin_mul_overflow(static_cast<Wide>(count - 1), sequence.delta, &last) ||
+                            __builtin_add_overflow(sequence.start, last, &last) || last < kLowest || last > kHighest))
     values.fail("element " + std::to_string(count - 1) + " of the sequence does not fit 64 bits");
   std::array<std::byte, 8> scratch;
   for (const uint64_t i : {uint64_t{0}, std::min<uint64_t>(1, count - 1), count - 1})
