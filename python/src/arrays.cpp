@@ -410,14 +410,13 @@ nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed,
             (transposed ? " transposed" : ""));
   if (m == 0) {  // no coordinates to write, and DirectML has no empty tensors: the checks the library would make
     if (k.size() != 1) invalid("nonzero: count has " + std::to_string(k.size()) + " elements; it must have one");
-    const bool index_type = k.type == DML_TENSOR_DATA_TYPE_UINT32 || k.type == DML_TENSOR_DATA_TYPE_INT64 ||
-                            k.type == DML_TENSOR_DATA_TYPE_UINT64;
-    if (!index_type || c.type != k.type || c.code != k.code)
-      invalid("nonzero: coords is " + c.type_name() + " and count " + k.type_name() +
-              "; both must be uint32, int64 or uint64, of one type");
-    if (c.shape[transposed ? 0 : 1] != n)
+    for (const auto& [b, name] : {std::pair{&c, "coords"}, std::pair{&k, "count"}})  // each its own type
+      if (b->type != DML_TENSOR_DATA_TYPE_UINT32 && b->type != DML_TENSOR_DATA_TYPE_INT64 &&
+          b->type != DML_TENSOR_DATA_TYPE_UINT64)
+        invalid(std::string("nonzero: ") + name + " is " + b->type_name() + "; it must be uint32, int64 or uint64");
+    if (c.shape[transposed ? 0 : 1] != n || c.shape[transposed ? 1 : 0] != 0)
       invalid("nonzero: coords has shape " + shape_string(shape_of(c)) + "; it must have " + std::to_string(n) +
-              " columns");
+              " columns and no rows (x has no elements)");
     zero(call, k.data, k.element_bytes);
     return nb::make_tuple(coords, count);
   }
@@ -478,7 +477,12 @@ const std::string& join_split_key(char op, Call& call, uint32_t axis, uint32_t e
 }
 
 nb::object concat(nb::handle arrays_arg, int64_t axis, nb::handle out, nb::handle stream) {
-  const nb::sequence arrays = sequence(arrays_arg, {"concat: ", "arrays"});
+  // The arrays as a list or tuple, which holds each for the whole call: a sequence that makes its items
+  // as it is indexed (a NumPy array's rows, a class of one's own) would drop them, and the array
+  // layer keeps only their handles.
+  const nb::object held = nb::steal(PySequence_Fast(sequence(arrays_arg, {"concat: ", "arrays"}).ptr(), "arrays"));
+  if (!held.is_valid()) throw nb::python_error();
+  const nb::sequence arrays = nb::borrow<nb::sequence>(held);
   const size_t count = nb::len(arrays);
   if (count == 0) invalid("concat: arrays is empty; concatenation needs at least one array");
   Call call("concat: ", arrays[0], "arrays[0]", stream);
@@ -525,8 +529,16 @@ nb::list split(nb::handle x, nb::handle sizes, int64_t axis, nb::handle out, nb:
   const uint32_t a = normalize_axis(axis, input.ndim, call.prefix);
   const int64_t length = input.shape[a];
 
+  // A number of equal sections, or their sizes. A 1-D NumPy array has __index__ too (which fails on
+  // use): an object with a length is a sequence.
+  const auto one_number = [](nb::handle h) {
+    if (!PyIndex_Check(h.ptr()) || !PySequence_Check(h.ptr())) return PyIndex_Check(h.ptr()) != 0;
+    const Py_ssize_t length = PySequence_Size(h.ptr());
+    if (length < 0) PyErr_Clear();
+    return length < 0;
+  };
   std::vector<int64_t> sections;
-  if (PyIndex_Check(sizes.ptr())) {
+  if (one_number(sizes)) {
     const int64_t n = integer(sizes, {call.prefix, "sizes"});
     if (n > int64_t{UINT32_MAX})  // an empty axis splits into any number of sections
       invalid("split: sizes is " + std::to_string(n) + " sections; DirectML's SPLIT has at most 2^32 - 1 outputs");

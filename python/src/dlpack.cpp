@@ -57,8 +57,17 @@ DML_TENSOR_DATA_TYPE dml_type(uint8_t code, uint8_t bits, uint16_t lanes) {
 
 std::string dl_type_name(uint8_t code, uint8_t bits, uint16_t lanes) {
   static const char* const names[] = {"int", "uint", "float", "opaque", "bfloat", "complex", "bool"};
-  std::string name = code < 7 ? names[code] : "type code " + std::to_string(code) + " of ";
-  name += std::to_string(bits);
+  // DLPack 1.1's narrow float types, from code 7 on: their names hold their width.
+  static const char* const narrow[] = {"float8_e3m4",     "float8_e4m3",   "float8_e4m3b11fnuz", "float8_e4m3fn",
+                                       "float8_e4m3fnuz", "float8_e5m2",   "float8_e5m2fnuz",    "float8_e8m0fnu",
+                                       "float6_e2m3fn",   "float6_e3m2fn", "float4_e2m1fn"};
+  std::string name;
+  if (code < 7)
+    name = names[code] + std::to_string(bits);
+  else if (code - 7u < std::size(narrow))
+    name = narrow[code - 7];
+  else
+    name = "type code " + std::to_string(code) + " of " + std::to_string(bits);
   if (lanes != 1) name += "x" + std::to_string(lanes);
   return name;
 }

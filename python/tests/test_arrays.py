@@ -750,9 +750,62 @@ def test_column_values_read_once_and_as_given():
 
 def test_empty_nonzero_checks_out_as_the_library_would():
     x = np.zeros((0, 3), np.float32)
-    raises(opendml.Error, "coords is float32 and count uint32", opendml.nonzero, x,
+    raises(opendml.Error, "coords is float32; it must be uint32, int64 or uint64", opendml.nonzero, x,
            out=(np.zeros((0, 2), np.float32), np.zeros(1, np.uint32)))
-    raises(opendml.Error, "it must have 2 columns", opendml.nonzero, x,
+    raises(opendml.Error, "it must have 2 columns and no rows", opendml.nonzero, x,
            out=(np.zeros((0, 3), np.uint32), np.zeros(1, np.uint32)))
+    raises(opendml.Error, r"coords has shape \(5, 2\); it must have 2 columns and no rows", opendml.nonzero, x,
+           fill=7, out=(np.full((5, 2), 9, np.uint32), np.zeros(1, np.uint32)))
     coords, count = opendml.nonzero(x, out=(np.zeros((0, 2), np.uint32), np.ones(1, np.uint32)))
     assert count[0] == 0
+    # The index types of coords and count are each their own, as for an x with elements.
+    for c, k in ((np.uint32, np.int64), (np.uint64, np.uint32)):
+        _, count = opendml.nonzero(x, out=(np.zeros((0, 2), c), np.ones(1, k)))
+        assert count[0] == 0
+        opendml.nonzero(np.ones((2, 3), np.float32), out=(np.zeros((6, 2), c), np.ones(1, k)))
+
+
+def test_concat_holds_what_a_sequence_makes_as_it_is_indexed():
+    """A sequence other than a list or tuple may make a new array each time it is indexed (a class of
+    one's own, a NumPy array's rows): concat holds each for the whole call, so none is freed (and its
+    memory reused) while its data is read."""
+    class Rows:
+        def __len__(self):
+            return 4
+
+        def __getitem__(self, i):
+            if i >= 4:
+                raise IndexError(i)
+            np.zeros(1, np.int8)  # an allocation in between, where a freed array's memory would go
+            return np.full(1 << 14, i + 1, np.int32)
+
+    got = opendml.concat(Rows())
+    assert np.array_equal(got, np.repeat(np.arange(1, 5, dtype=np.int32), 1 << 14))
+
+    class TorchRows(Rows):
+        def __getitem__(self, i):
+            if i >= 4:
+                raise IndexError(i)
+            torch.zeros(1 << 14)
+            return torch.full((1 << 14,), float(i + 1))
+
+    got = opendml.concat(TorchRows())
+    assert torch.equal(got, torch.cat([torch.full((1 << 14,), float(i + 1)) for i in range(4)]))
+    matrix = np.arange(12, dtype=np.int16).reshape(3, 4)  # an array: the sequence of its rows
+    assert np.array_equal(opendml.concat(matrix), matrix.reshape(-1))
+
+
+def test_split_takes_sizes_in_a_numpy_array():
+    x = np.arange(6)
+    for sizes in (np.array([2, 4]), np.array([1, 2, 3], np.uint8)):
+        for got, want in zip(opendml.split(x, sizes), np.split(x, np.cumsum(sizes)[:-1])):
+            assert np.array_equal(got, want)
+    assert [p.tolist() for p in opendml.split(x, np.int64(3))] == [[0, 1], [2, 3], [4, 5]]  # a NumPy integer: sections
+    raises(opendml.Error, "sizes add up to 5", opendml.split, x, np.array([2, 3]))
+
+
+def test_narrow_float_types_are_named():
+    """DLPack's float8 types, which no DirectML type matches, are named in the error."""
+    raises(opendml.UnsupportedError, "x has element type float8_e4m3fn, which has no DirectML data type",
+           opendml.nonzero, torch.ones(2, 3, dtype=torch.float8_e4m3fn))
+    raises(opendml.UnsupportedError, "float8_e5m2", opendml.nonzero, torch.ones(2, dtype=torch.float8_e5m2))
