@@ -81,16 +81,41 @@ def _bits_type(op: str, dtype) -> int:
 def _lowering(target: str, platform: str):
     """The FFI call of `target`, with the handlers' four attributes (python/src/jax_ffi.cpp).
     nonzero's `fill`, one value a column (bits of the index type) or None, goes to the kernel, which
-    writes the rows past the count in the same pass as the others (opendml's fill rows extension)."""
+    writes the rows past the count in the same pass as the others (opendml's fill rows extension).
+    On CUDA, an operator without a persistent region is called through the target's `_graph` twin,
+    which XLA may record into its command buffers (CUDA graphs): its temporary region is the call's
+    last result, a workspace sized here, when the call is traced."""
     rule = jax.ffi.ffi_lowering(target)
+    graph_rule = jax.ffi.ffi_lowering(target + "_graph") if platform == "CUDA" else None
 
     def lower(ctx, *args, dml_type, axis=1, batched=False, fill=None, **_):
         if target not in _TARGETS.get(platform, {}):
             raise opendml.UnsupportedError(f"opendml.jax: this build of opendml has no {platform} backend")
         bits = np.array([v & (2**64 - 1) for v in fill or ()], dtype=np.uint64).view(np.int64)  # two's complement
-        return rule(ctx, *args, dml_type=np.int64(dml_type), axis=np.int64(axis), batched=np.int64(batched), fill=bits)
+        attrs = dict(dml_type=np.int64(dml_type), axis=np.int64(axis), batched=np.int64(batched), fill=bits)
+        if graph_rule is not None and _graph_targets:
+            buffers = tuple((tuple(a.shape), a.dtype.itemsize, a.dtype.name) for a in (*ctx.avals_in, *ctx.avals_out))
+            temporary, persistent = _regions(target, int(dml_type), int(axis), int(batched), tuple(bits.tolist()), buffers)
+            if not persistent:
+                workspace = jax.core.ShapedArray((temporary + 256 if temporary else 0,), np.uint8)  # 256: to align it
+                return list(graph_rule(ctx.replace(avals_out=[*ctx.avals_out, workspace]), *args, **attrs))[:-1]
+        return rule(ctx, *args, **attrs)
 
     return lower
+
+
+# Whether CUDA calls go through the _graph targets where they can; the tests and benchmarks turn it off
+# to compare (it is read when a call is traced).
+_graph_targets = True
+
+
+@functools.lru_cache(maxsize=4096)
+def _regions(target, dml_type, axis, batched, fill, buffers):
+    """(temporary, persistent) bytes of the operator of a CUDA call, the most over JAX's GPUs (each
+    compiles it for its own number of SMs)."""
+    ordinals = [d.local_hardware_id for d in jax.local_devices(backend="gpu")]
+    return _opendml._jax_regions(target, dml_type, axis, batched, list(fill), [(list(s), w, n) for s, w, n in buffers],
+                                 ordinals)
 
 
 def _primitive(name: str, target: str, multiple_results: bool) -> Primitive:

@@ -10,12 +10,20 @@
 // a batch (jax.vmap), each item its own NONZERO_COORDINATES, all run by the same compiled operator;
 // `fill`, nonzero only: empty, or the bits of each coordinate column in the rows past the count
 // (opendml's fill rows extension, docs/contract.md section 7: argwhere's fill_value).
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
 #include <xla/ffi/api/ffi.h>
 
 #include <array>
 #include <atomic>
 #include <mutex>
+#include <optional>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "operators.h"
 
@@ -68,6 +76,9 @@ using CudaState = PlatformState<1>;
 
 // Operators compiled by the handlers so far: tests prove with it that calls reuse them.
 std::atomic<uint64_t> g_compiles{0};
+// Calls of the _graph targets made while XLA recorded a command buffer: tests prove with it that XLA
+// records them (a replay calls no handler).
+std::atomic<uint64_t> g_recorded{0};
 
 template <class S>
 const XLA_FFI_TypeInfo kStateInfo = {XLA_FFI_TypeInfo_STRUCT_SIZE, nullptr,
@@ -98,10 +109,23 @@ DML_TENSOR_DATA_TYPE index_type(ffi::DataType t) {
   }
 }
 
+// What compiling needs of a buffer: its dimensions and element type, from XLA's buffer at the first
+// execute, or from the abstract value at trace time (`_jax_regions`, which sizes a workspace).
+struct BufferShape {
+  std::vector<int64_t> dims;
+  size_t byte_width = 0;
+  ffi::DataType type = ffi::DataType::INVALID;  // read for nonzero's results (index_type)
+  uint64_t size_bytes() const {
+    uint64_t n = byte_width;
+    for (int64_t d : dims) n *= static_cast<uint64_t>(d);
+    return n;
+  }
+};
+
 // A buffer without its `skip` leading (batch) dimensions, as a packed DirectML tensor. A batch item
 // starts item_bytes past the last, which may be less aligned than XLA's 16 bytes.
-Spec spec_of(const ffi::AnyBuffer& b, DML_TENSOR_DATA_TYPE type, int skip, uint64_t item_bytes, bool& wide) {
-  const auto dims = b.dimensions();
+Spec spec_of(const BufferShape& b, DML_TENSOR_DATA_TYPE type, int skip, uint64_t item_bytes, bool& wide) {
+  const auto& dims = b.dims;
   Spec s;
   s.type = type;
   if (dims.size() - skip > kMaxDims) invalid("opendml.jax: a buffer has more than 32 dimensions");
@@ -119,12 +143,11 @@ Spec spec_of(const ffi::AnyBuffer& b, DML_TENSOR_DATA_TYPE type, int skip, uint6
   return s;
 }
 
-// The call's buffers, inputs then results. opendml.jax's primitives always pass what the target takes,
-// but the targets are registered under their names for anyone's jax.ffi.ffi_call, so the number of
-// buffers, and for a batch their leading dimension, are checked before anything is read through them.
-std::vector<ffi::AnyBuffer> buffers_of(Kind kind, const State& state, const ffi::RemainingArgs& args,
-                                       const ffi::RemainingRets& rets) {
-  const size_t ins = args.size(), outs = rets.size();
+// A call's buffers must be as many as the target takes (inputs then results), and a batch must lead
+// every one of them. opendml.jax's primitives always pass what the target takes, but the targets are
+// registered under their names for anyone's jax.ffi.ffi_call, so this is checked before anything is
+// read through them.
+void check_counts(Kind kind, size_t ins, size_t outs) {
   const bool counts_fit = kind == Kind::kNonzero ? ins == 1 && outs == 2
                           : kind == Kind::kJoin  ? ins >= 1 && outs == 1
                                                  : ins == 1 && outs >= 1;
@@ -134,46 +157,62 @@ std::vector<ffi::AnyBuffer> buffers_of(Kind kind, const State& state, const ffi:
              : kind == Kind::kJoin  ? "join takes one input or more and one result"
                                     : "split takes one input and one result or more") +
             "; this call has " + std::to_string(ins) + " and " + std::to_string(outs));
+}
+
+void check_batch(Kind kind, const State& state, const std::vector<BufferShape>& shapes) {
+  if (kind != Kind::kNonzero || !state.batched) return;
+  const auto& batch = shapes[0].dims;
+  if (batch.size() == 0) invalid("opendml.jax: a batched nonzero's x has no batch dimension");
+  for (size_t i = 1; i < shapes.size(); ++i) {
+    const auto& dims = shapes[i].dims;
+    if (dims.size() == 0 || dims[0] != batch[0])
+      invalid("opendml.jax: a batched nonzero's results lead with x's batch of " + std::to_string(batch[0]) +
+              "; result " + std::to_string(i - 1) +
+              (dims.size() == 0 ? " has no dimensions" : " leads with " + std::to_string(dims[0])));
+  }
+}
+
+// The call's buffers, inputs then its first `results` results (a workspace may follow them).
+std::vector<ffi::AnyBuffer> buffers_of(Kind kind, const ffi::RemainingArgs& args, const ffi::RemainingRets& rets,
+                                       size_t results) {
+  check_counts(kind, args.size(), results);
   std::vector<ffi::AnyBuffer> buffers;
-  for (size_t i = 0; i < ins; ++i) {
+  for (size_t i = 0; i < args.size(); ++i) {
     auto b = args.get<ffi::AnyBuffer>(i);
     if (!b.has_value()) invalid("opendml.jax: input " + std::to_string(i) + " is not a buffer");
     buffers.push_back(b.value());
   }
-  for (size_t i = 0; i < outs; ++i) {
+  for (size_t i = 0; i < results; ++i) {
     auto b = rets.get<ffi::AnyBuffer>(i);
     if (!b.has_value()) invalid("opendml.jax: result " + std::to_string(i) + " is not a buffer");
     buffers.push_back(*b.value());
   }
-  if (kind == Kind::kNonzero && state.batched) {
-    const auto batch = buffers[0].dimensions();
-    if (batch.size() == 0) invalid("opendml.jax: a batched nonzero's x has no batch dimension");
-    for (size_t i = 1; i < buffers.size(); ++i) {
-      const auto dims = buffers[i].dimensions();
-      if (dims.size() == 0 || dims[0] != batch[0])
-        invalid("opendml.jax: a batched nonzero's results lead with x's batch of " + std::to_string(batch[0]) +
-                "; result " + std::to_string(i - 1) +
-                (dims.size() == 0 ? " has no dimensions" : " leads with " + std::to_string(dims[0])));
-    }
-  }
   return buffers;
 }
 
-void compile(Kind kind, const State& state, Slot& slot, Place place, void* stream, const ffi::RemainingArgs& args,
-             const ffi::RemainingRets& rets) {
-  const std::vector<ffi::AnyBuffer> buffers = buffers_of(kind, state, args, rets);
+// A call site's operator for these shapes on `place`, with the bytes between batch items of each
+// tensor and the number of items.
+struct Compiled {
+  std::unique_ptr<Entry> entry;
+  std::vector<uint64_t> item_bytes;
+  int64_t items = 1;
+};
+
+Compiled compile_shapes(Kind kind, const State& state, Place place, const std::vector<BufferShape>& shapes) {
+  check_batch(kind, state, shapes);
+  Compiled c;
   const int skip = kind == Kind::kNonzero && state.batched ? 1 : 0;
-  slot.items = skip ? buffers[0].dimensions()[0] : 1;
+  c.items = skip ? shapes[0].dims[0] : 1;
   bool wide = false;
   std::vector<Spec> specs;
-  for (size_t i = 0; i < buffers.size(); ++i) {
+  for (size_t i = 0; i < shapes.size(); ++i) {
     const bool index = kind == Kind::kNonzero && i > 0;
-    const DML_TENSOR_DATA_TYPE type = index ? index_type(buffers[i].element_type()) : state.type;
+    const DML_TENSOR_DATA_TYPE type = index ? index_type(shapes[i].type) : state.type;
     wide |= index && type != DML_TENSOR_DATA_TYPE_UINT32;
-    if (!index && ffi::ByteWidth(buffers[i].element_type()) * 8 != odml_data_type_bits(type))
+    if (!index && shapes[i].byte_width * 8 != odml_data_type_bits(type))
       invalid("opendml.jax: a buffer's element type does not have the width of the call's type");
-    slot.item_bytes.push_back(slot.items > 0 ? buffers[i].size_bytes() / slot.items : 0);
-    specs.push_back(spec_of(buffers[i], type, skip, slot.item_bytes.back(), wide));
+    c.item_bytes.push_back(c.items > 0 ? shapes[i].size_bytes() / c.items : 0);
+    specs.push_back(spec_of(shapes[i], type, skip, c.item_bytes.back(), wide));
   }
   std::vector<const Spec*> tensors;
   for (const Spec& s : specs) tensors.push_back(&s);
@@ -181,11 +220,25 @@ void compile(Kind kind, const State& state, Slot& slot, Place place, void* strea
   const Device& device = device_for(place);
   const uint32_t axis = state.axis;
   if (kind == Kind::kNonzero)
-    slot.entry = compile_entry(device, tensors, extensions, nonzero_desc, ColumnValues{{}, state.fill});
+    c.entry = compile_entry(device, tensors, extensions, nonzero_desc, ColumnValues{{}, state.fill});
   else if (kind == Kind::kJoin)
-    slot.entry = compile_entry(device, tensors, extensions, [axis](auto& d) { return join_desc(d, axis); });
+    c.entry = compile_entry(device, tensors, extensions, [axis](auto& d) { return join_desc(d, axis); });
   else
-    slot.entry = compile_entry(device, tensors, extensions, [axis](auto& d) { return split_desc(d, axis); });
+    c.entry = compile_entry(device, tensors, extensions, [axis](auto& d) { return split_desc(d, axis); });
+  return c;
+}
+
+void compile(Kind kind, const State& state, Slot& slot, Place place, void* stream,
+             const std::vector<ffi::AnyBuffer>& buffers) {
+  std::vector<BufferShape> shapes;
+  for (const ffi::AnyBuffer& b : buffers) {
+    const auto dims = b.dimensions();
+    shapes.push_back({{dims.begin(), dims.end()}, ffi::ByteWidth(b.element_type()), b.element_type()});
+  }
+  Compiled c = compile_shapes(kind, state, place, shapes);
+  slot.entry = std::move(c.entry);
+  slot.item_bytes = std::move(c.item_bytes);
+  slot.items = c.items;
   g_compiles.fetch_add(1, std::memory_order_relaxed);
   // An operator with a persistent region is initialized at every call (run, below).
   if (!slot.entry->persistent_bytes) initialize(*slot.entry, nullptr, stream);
@@ -199,10 +252,12 @@ ffi::Error failure(const Error& e) {
 }
 
 // One call: compiles on the first call on this device, then binds XLA's buffers and executes (once per
-// batch item) on `stream`. `scratch(bytes)` gives a 256-byte-aligned region that lasts the call, or null.
+// batch item) on `stream`. The operator's results are the first `results` of `rets` (a workspace may
+// follow). `scratch(bytes)` gives a 256-byte-aligned region that lasts the call, or null; `graph`: the
+// call may be recorded into a command buffer, so nothing may be copied from the host.
 template <class Scratch>
 ffi::Error run(Kind kind, State* state, Place place, void* stream, const ffi::RemainingArgs& args,
-               const ffi::RemainingRets& rets, Scratch&& scratch) try {
+               const ffi::RemainingRets& rets, size_t results, bool graph, Scratch&& scratch) try {
   if (place.id < 0 || place.id >= kMaxDevices)
     return ffi::Error::InvalidArgument("opendml.jax: device ordinal " + std::to_string(place.id) + " is past " +
                                        std::to_string(kMaxDevices - 1));
@@ -212,7 +267,7 @@ ffi::Error run(Kind kind, State* state, Place place, void* stream, const ffi::Re
     std::lock_guard lock(slot.compiling);
     if (!(ready = slot.ready.load(std::memory_order_relaxed))) {
       slot.item_bytes.clear();  // from an attempt that failed
-      compile(kind, *state, slot, place, stream, args, rets);
+      compile(kind, *state, slot, place, stream, buffers_of(kind, args, rets, results));
       slot.ready.store(ready = slot.entry.get(), std::memory_order_release);
     }
   }
@@ -221,13 +276,19 @@ ffi::Error run(Kind kind, State* state, Place place, void* stream, const ffi::Re
   // filled on the stream before every execute; on the CPU no operator has one.
   void* persistent = nullptr;
   if (e.persistent_bytes) {
+    if (graph)
+      return ffi::Error::InvalidArgument(
+          "opendml.jax: this operator fills a persistent region from the host at every call, which a command "
+          "buffer cannot record; its target is the one without _graph");
     persistent = scratch(e.persistent_bytes);
     if (!persistent) return ffi::Error(ffi::ErrorCode::kResourceExhausted, "opendml.jax: no persistent region");
     initialize(e, persistent, stream);
   }
   void* temporary = nullptr;
   if (e.temporary_bytes && !(temporary = scratch(e.temporary_bytes)))
-    return ffi::Error(ffi::ErrorCode::kResourceExhausted, "opendml.jax: no temporary region");
+    return ffi::Error(ffi::ErrorCode::kResourceExhausted,
+                      "opendml.jax: no temporary region of " + std::to_string(e.temporary_bytes) + " bytes" +
+                          (graph ? " in the workspace (its last result, sized when the call was traced)" : ""));
 
   thread_local std::vector<std::byte*> in, out;
   thread_local std::vector<odml_buffer_binding> regions;
@@ -238,7 +299,7 @@ ffi::Error run(Kind kind, State* state, Place place, void* stream, const ffi::Re
     for (size_t i = 0; i < args.size(); ++i)  // as many as compile checked
       in.push_back(static_cast<std::byte*>(args.get<ffi::AnyBuffer>(i).value().untyped_data()) +
                    item * slot.item_bytes[t++]);
-    for (size_t i = 0; i < rets.size(); ++i)
+    for (size_t i = 0; i < results; ++i)
       out.push_back(static_cast<std::byte*>((*rets.get<ffi::AnyBuffer>(i).value()).untyped_data()) +
                     item * slot.item_bytes[t++]);
     e.op.execute(bindings(e, in, out, temporary, persistent, regions), stream);
@@ -256,7 +317,7 @@ ffi::Error cpu_execute(CpuState* state, ffi::RemainingArgs args, ffi::RemainingR
                        ffi::Span<const int64_t>) {
   thread_local std::vector<std::byte> regions[2];
   size_t next = 0;
-  return run(kind, state, Place{}, nullptr, args, rets, [&](uint64_t bytes) -> void* {
+  return run(kind, state, Place{}, nullptr, args, rets, rets.size(), false, [&](uint64_t bytes) -> void* {
     auto& r = regions[next++ % 2];
     r.resize(bytes + 256);
     return align_256(r.data());
@@ -284,11 +345,39 @@ template <Kind kind>
 ffi::Error cuda_execute(cudaStream_t stream, ffi::ScratchAllocator scratch, int32_t ordinal, CudaState* state,
                         ffi::RemainingArgs args, ffi::RemainingRets rets, int64_t, int64_t, int64_t,
                         ffi::Span<const int64_t>) {
-  return run(kind, state, Place{true, ordinal}, stream, args, rets, [&](uint64_t bytes) -> void* {
+  return run(kind, state, Place{true, ordinal}, stream, args, rets, rets.size(), false, [&](uint64_t bytes) -> void* {
     const std::optional<void*> p = scratch.Allocate(bytes + 256);
     if (!p || *p == nullptr) return nullptr;
     return align_256(*p);
   });
+}
+
+// The same, compatible with XLA's command buffers (CUDA graphs): a recorded call is replayed with the
+// addresses it was recorded with, which memory from the scratch allocator does not keep. So the
+// temporary region comes from the call's last result, a workspace that opendml.jax sizes when it
+// traces the call (_jax_regions) and XLA places like any other result; operators with a persistent
+// region are not called through these targets.
+template <Kind kind>
+ffi::Error cuda_graph_execute(cudaStream_t stream, int32_t ordinal, CudaState* state, ffi::RemainingArgs args,
+                              ffi::RemainingRets rets, int64_t, int64_t, int64_t, ffi::Span<const int64_t>) {
+  auto workspace = rets.size() ? std::optional(rets.get<ffi::AnyBuffer>(rets.size() - 1)) : std::nullopt;
+  if (!workspace || !workspace->has_value())
+    return ffi::Error::InvalidArgument(
+        "opendml.jax: a _graph target's last result is its workspace; this call has none");
+  const ffi::AnyBuffer w = *workspace->value();
+  std::byte* const begin = static_cast<std::byte*>(w.untyped_data());
+  std::byte* const end = begin + w.size_bytes();
+  std::byte* next = begin;
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &capture) == cudaSuccess && capture == cudaStreamCaptureStatusActive)
+    g_recorded.fetch_add(1, std::memory_order_relaxed);
+  return run(kind, state, Place{true, ordinal}, stream, args, rets, rets.size() - 1, true,
+             [&](uint64_t bytes) -> void* {
+               std::byte* const p = static_cast<std::byte*>(align_256(next));
+               if (p > end || static_cast<uint64_t>(end - p) < bytes) return nullptr;
+               next = p + bytes;
+               return p;
+             });
 }
 
 XLA_FFI_DEFINE_HANDLER(kCudaInstantiate, instantiate<CudaState>, ffi::Ffi::BindInstantiate() OPENDML_BIND_ATTRS);
@@ -305,7 +394,62 @@ XLA_FFI_DEFINE_HANDLER(kCudaInstantiate, instantiate<CudaState>, ffi::Ffi::BindI
 OPENDML_CUDA_HANDLER(kCudaNonzero, Kind::kNonzero);
 OPENDML_CUDA_HANDLER(kCudaJoin, Kind::kJoin);
 OPENDML_CUDA_HANDLER(kCudaSplit, Kind::kSplit);
+
+#define OPENDML_CUDA_GRAPH_HANDLER(name, kind)                         \
+  XLA_FFI_DEFINE_HANDLER(name, cuda_graph_execute<kind>,               \
+                         ffi::Ffi::Bind()                              \
+                             .Ctx<ffi::PlatformStream<cudaStream_t>>() \
+                             .Ctx<ffi::DeviceOrdinal>()                \
+                             .Ctx<ffi::State<CudaState>>()             \
+                             .RemainingArgs()                          \
+                             .RemainingRets() OPENDML_BIND_ATTRS,      \
+                         {ffi::Traits::kCmdBufferCompatible})
+OPENDML_CUDA_GRAPH_HANDLER(kCudaNonzeroGraph, Kind::kNonzero);
+OPENDML_CUDA_GRAPH_HANDLER(kCudaJoinGraph, Kind::kJoin);
+OPENDML_CUDA_GRAPH_HANDLER(kCudaSplitGraph, Kind::kSplit);
 #endif
+
+// The regions a call needs, at trace time: the largest temporary and persistent region the operator
+// takes on any of `ordinals` (-1: the CPU), for `buffers` (dimensions, bytes an element and type name
+// of each input, then each result), compiled as the handler compiles them at its first execute.
+// opendml.jax sizes the workspace of a _graph target with it.
+std::pair<uint64_t, uint64_t> regions(const std::string& target, int64_t type, int64_t axis, int64_t batched,
+                                      const std::vector<int64_t>& fill,
+                                      const std::vector<std::tuple<std::vector<int64_t>, size_t, std::string>>& buffers,
+                                      const std::vector<int>& ordinals) {
+  Kind kind = Kind::kNonzero;
+  if (target == "opendml_join")
+    kind = Kind::kJoin;
+  else if (target == "opendml_split")
+    kind = Kind::kSplit;
+  else if (target != "opendml_nonzero")
+    invalid("opendml.jax: no target '" + target + "'");
+  auto state = instantiate<CpuState>(type, axis, batched, fill);
+  if (!state.has_value()) invalid("opendml.jax: the call's attributes are not opendml.jax's");
+  // nonzero's results are typed by name; the rest move bits, and only their width is read.
+  static const std::pair<std::string_view, ffi::DataType> kIndexTypes[] = {{"uint32", ffi::DataType::U32},
+                                                                           {"int32", ffi::DataType::S32},
+                                                                           {"int64", ffi::DataType::S64},
+                                                                           {"uint64", ffi::DataType::U64}};
+  std::vector<BufferShape> shapes;
+  for (const auto& [dims, width, name] : buffers) {
+    BufferShape b{dims, width};
+    for (const auto& [n, t] : kIndexTypes)
+      if (name == n) b.type = t;
+    for (int64_t d : dims)
+      if (d < 0) invalid("opendml.jax: a dimension is " + std::to_string(d));
+    shapes.push_back(std::move(b));
+  }
+  const size_t results = shapes.empty() ? 0 : kind == Kind::kJoin ? 1 : shapes.size() - 1;
+  check_counts(kind, shapes.size() - results, results);
+  std::pair<uint64_t, uint64_t> most{0, 0};
+  for (int ordinal : ordinals) {
+    if (ordinal < -1 || ordinal >= kMaxDevices) invalid("opendml.jax: device ordinal " + std::to_string(ordinal));
+    const Compiled c = compile_shapes(kind, *state.value(), ordinal < 0 ? Place{} : Place{true, ordinal}, shapes);
+    most = {std::max(most.first, c.entry->temporary_bytes), std::max(most.second, c.entry->persistent_bytes)};
+  }
+  return most;
+}
 
 nb::capsule capsule(const void* pointer) { return nb::capsule(const_cast<void*>(pointer)); }
 
@@ -328,6 +472,9 @@ nb::dict targets() {
   cuda["opendml_nonzero"] = bundle(kCudaInstantiate, kCudaNonzero);
   cuda["opendml_join"] = bundle(kCudaInstantiate, kCudaJoin);
   cuda["opendml_split"] = bundle(kCudaInstantiate, kCudaSplit);
+  cuda["opendml_nonzero_graph"] = bundle(kCudaInstantiate, kCudaNonzeroGraph);
+  cuda["opendml_join_graph"] = bundle(kCudaInstantiate, kCudaJoinGraph);
+  cuda["opendml_split_graph"] = bundle(kCudaInstantiate, kCudaSplitGraph);
   platforms["CUDA"] = cuda;
 #endif
   return platforms;
@@ -358,6 +505,13 @@ void bind_jax(nb::module_& m) {
         start();
       },
       nb::arg("start"), "Calls start() (jax.devices) and keeps the calling thread's current CUDA device where it was.");
+  m.def("_jax_regions", &regions, nb::arg("target"), nb::arg("dml_type"), nb::arg("axis"), nb::arg("batched"),
+        nb::arg("fill"), nb::arg("buffers"), nb::arg("ordinals"),
+        "(temporary, persistent) bytes of the operator a call of `target` compiles, the most over `ordinals` "
+        "(-1: the CPU); buffers: (dimensions, bytes an element, type name), inputs then results.");
+  m.def(
+      "_jax_recorded", [] { return g_recorded.load(std::memory_order_relaxed); },
+      "How many calls of the _graph targets XLA has made while recording a command buffer, in this process.");
   m.def(
       "_jax_compiles", [] { return g_compiles.load(std::memory_order_relaxed); },
       "How many operators the FFI handlers have compiled in this process.");

@@ -2,6 +2,8 @@
 jax.vmap (nested too) and, for concat and split, jax.grad and jax.jvp; then the error paths. Every
 test runs on JAX's CPU backend, and again on its GPU backend where there is one (marked `cuda`)."""
 
+import re
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -443,6 +445,137 @@ def test_the_handlers_check_what_a_direct_ffi_call_hands_them(put):
             put(np.ones((2, 100), np.uint8)), batched=np.int64(1), **attrs))
     with pytest.raises(Exception, match="join takes one input or more and one result"):
         jax.block_until_ready(jax.ffi.ffi_call("opendml_join", [S((4,), np.uint8)])(batched=np.int64(0), **attrs))
+
+
+def _homes(text, target):
+    """The names of the computations of compiled HLO text that hold a custom call of `target`."""
+    homes, current = [], None
+    for line in text.splitlines():
+        header = re.match(r"^(?:ENTRY )?%?([\w.\-]+) .*\{$", line)
+        if header:
+            current = header.group(1)
+        if f'custom_call_target="{target}"' in line:
+            homes.append(current)
+    return homes
+
+
+def test_the_cpu_calls_no_graph_target():
+    """Command buffers are CUDA's: on the CPU the calls keep their targets."""
+    x = jax.device_put(np.arange(6, dtype=np.float32), jax.devices("cpu")[0])
+    text = jax.jit(lambda a: oj.argwhere(a, size=6)).lower(x).compile().as_text()
+    assert _homes(text, "opendml_nonzero") and "opendml_nonzero_graph" not in text
+
+
+def test_regions_are_sized_as_the_handlers_compile():
+    """_jax_regions compiles a call's operator as its handler does (the CPU here: ordinal -1), with the
+    same checks, so that a bad call is refused when it is traced."""
+    from opendml import _opendml
+    T, u32 = opendml.DataType, ([1], 4, "uint32")
+    temporary, persistent = _opendml._jax_regions("opendml_nonzero", int(T.FLOAT32), 1, 0, [],
+                                                  [([1000], 4, "float32"), u32, ([1000, 1], 4, "uint32")], [-1])
+    assert temporary >= 0 and persistent == 0
+    join = [([2, 3, 4], 4, "float32"), ([2, 5, 4], 4, "float32"), ([2, 8, 4], 4, "float32")]
+    assert _opendml._jax_regions("opendml_join", int(T.UINT32), 1, 0, [], join, [-1]) == (0, 0)
+    cases = [("opendml_concat", [], "no target 'opendml_concat'"),
+             ("opendml_nonzero", [([10], 4, "float32")], "nonzero takes one input and two results"),
+             ("opendml_nonzero", [([-1], 4, "float32"), u32, ([1, 1], 4, "uint32")], "a dimension is -1"),
+             ("opendml_nonzero", [([10], 4, "float32"), ([1], 4, "float32"), ([10, 1], 4, "uint32")],
+              "results must be uint32, int32, int64 or uint64"),
+             ("opendml_join", [([2, 3], 2, "float16"), ([2, 3], 2, "float16")], "width of the call's type")]
+    for target, buffers, message in cases:
+        with pytest.raises(opendml.Error, match=re.escape(message)):
+            _opendml._jax_regions(target, int(T.FLOAT32 if target == "opendml_nonzero" else T.UINT32), 0, 0, [],
+                                  buffers, [-1])
+    with pytest.raises(opendml.Error, match="not opendml.jax's"):
+        _opendml._jax_regions("opendml_join", 12345, 0, 0, [], join, [-1])
+
+
+@pytest.mark.cuda
+def test_gpu_calls_are_recorded_into_xla_command_buffers():
+    """On CUDA the calls go through the _graph targets, which XLA records into its command buffers
+    (CUDA graphs) with the operations around them; replayed on new data, they give jnp's results."""
+    from opendml import _opendml
+    gpu = _gpu()
+    rng = np.random.default_rng(11)
+
+    def layer(nonzero, concat, split):
+        def f(x, a, b):
+            y = jnp.tanh(x) * 3 - 1  # fused operations around the calls, as a model's layer has them
+            rows = nonzero(y > 0)
+            p, q = split(concat([a * 2, b + 1]))
+            return rows, rows.sum(), p - 1, q * 3
+        return jax.jit(f)
+
+    ours = layer(lambda m: oj.argwhere(m, size=m.size), lambda ab: oj.concat(ab, axis=1),
+                 lambda c: oj.split(c, [3], axis=1))
+    theirs = layer(lambda m: jnp.argwhere(m, size=m.size), lambda ab: jnp.concatenate(ab, axis=1),
+                   lambda c: jnp.split(c, [3], axis=1))
+
+    def inputs():
+        return [jax.device_put(v, gpu) for v in (rng.normal(size=(64, 33)).astype(np.float32),
+                                                  rng.normal(size=(40, 5)).astype(np.float32),
+                                                  rng.normal(size=(40, 7)).astype(np.float32))]
+
+    text = ours.lower(*inputs()).compile().as_text()
+    for target in ("opendml_nonzero_graph", "opendml_join_graph", "opendml_split_graph"):
+        assert _homes(text, target), target
+    recorded = _opendml._jax_recorded()
+    for _ in range(4):  # new data through the same recorded commands
+        args = inputs()
+        for got, want in zip(ours(*args), theirs(*args)):
+            assert same_bits(got, want)
+    # XLA records the thunks it runs as command buffers (its default; again where the arrays' addresses
+    # change): the handlers were called while it recorded, each of the three at least once.
+    assert _opendml._jax_recorded() - recorded >= 3
+
+
+@pytest.mark.cuda
+def test_gpu_calls_with_a_persistent_region_keep_their_targets():
+    """A JOIN or SPLIT whose piece table lives in a persistent region (more narrow pieces than a
+    kernel's arguments hold) fills it from the host at every call, which a command buffer cannot
+    record: it keeps the target that takes its regions from XLA's scratch allocator. So do all calls
+    where the tests turn the _graph targets off."""
+    put = lambda a: jax.device_put(a, _gpu())  # noqa: E731
+    rng = np.random.default_rng(12)
+    pieces = [put(rng.integers(0, 100, (50, w)).astype(np.int32)) for w in range(1, 21)]
+    joined = jnp.concatenate(pieces, axis=1)
+    f = jax.jit(lambda *a: oj.concat(a, axis=1))
+    text = f.lower(*pieces).compile().as_text()
+    assert _homes(text, "opendml_join") and "opendml_join_graph" not in text
+    assert same_bits(f(*pieces), joined)
+    g = jax.jit(lambda c: oj.split(c, np.cumsum(range(1, 20)), axis=1))
+    assert "opendml_split_graph" not in g.lower(joined).compile().as_text()
+    for got, want in zip(g(joined), pieces):
+        assert same_bits(got, want)
+    x = put(rng.normal(size=(300,)).astype(np.float32))
+    try:
+        oj._graph_targets = False
+        h = jax.jit(lambda a: oj.argwhere(a > 0, size=300))
+        text = h.lower(x).compile().as_text()
+        assert _homes(text, "opendml_nonzero") and "opendml_nonzero_graph" not in text
+        assert same_bits(h(x), jnp.argwhere(x > 0, size=300))
+    finally:
+        oj._graph_targets = True
+
+
+@pytest.mark.cuda
+def test_a_graph_target_takes_its_regions_from_its_last_result():
+    """A direct ffi_call of a _graph target: its last result is the workspace, and one too small for
+    the operator's temporary region is an error, not a write past it."""
+    put = lambda a: jax.device_put(a, _gpu())  # noqa: E731
+    S = jax.ShapeDtypeStruct
+    attrs = dict(dml_type=np.int64(int(opendml.DataType.FLOAT32)), axis=np.int64(1), batched=np.int64(0),
+                 fill=np.array([], np.int64))
+    x = put(np.ones(1000, np.float32))
+    with pytest.raises(Exception, match=r"no temporary region of \d+ bytes in the workspace"):
+        jax.block_until_ready(jax.ffi.ffi_call("opendml_nonzero_graph", [S((1,), np.uint32), S((1000, 1), np.uint32),
+                                                                        S((8,), np.uint8)])(x, **attrs))
+    with pytest.raises(Exception, match="nonzero takes one input and two results .* this call has 1 and 1"):
+        jax.block_until_ready(jax.ffi.ffi_call("opendml_nonzero_graph", [S((1,), np.uint32), S((4096,), np.uint8)])(
+            x, **attrs))
+    count, coords, _ = jax.ffi.ffi_call("opendml_nonzero_graph", [S((1,), np.uint32), S((1000, 1), np.uint32),
+                                                                  S((1 << 20,), np.uint8)])(x, **attrs)
+    assert int(count[0]) == 1000 and same_bits(coords, np.arange(1000, dtype=np.uint32)[:, None])
 
 
 def test_a_build_without_jax_says_so(monkeypatch):
