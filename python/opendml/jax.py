@@ -95,7 +95,8 @@ def _lowering(target: str, platform: str):
         attrs = dict(dml_type=np.int64(dml_type), axis=np.int64(axis), batched=np.int64(batched), fill=bits)
         if graph_rule is not None and _graph_targets:
             buffers = tuple((tuple(a.shape), a.dtype.itemsize, a.dtype.name) for a in (*ctx.avals_in, *ctx.avals_out))
-            temporary, persistent = _regions(target, int(dml_type), int(axis), int(batched), tuple(bits.tolist()), buffers)
+            regions = _regions(target, int(dml_type), int(axis), int(batched), tuple(bits.tolist()), buffers)
+            temporary, persistent = regions or (0, 1)  # no GPU here (lowered for another machine): scratch
             if not persistent:
                 workspace = jax.core.ShapedArray((temporary + 256 if temporary else 0,), np.uint8)  # 256: to align it
                 return list(graph_rule(ctx.replace(avals_out=[*ctx.avals_out, workspace]), *args, **attrs))[:-1]
@@ -112,8 +113,12 @@ _graph_targets = True
 @functools.lru_cache(maxsize=4096)
 def _regions(target, dml_type, axis, batched, fill, buffers):
     """(temporary, persistent) bytes of the operator of a CUDA call, the most over JAX's GPUs (each
-    compiles it for its own number of SMs)."""
-    ordinals = [d.local_hardware_id for d in jax.local_devices(backend="gpu")]
+    compiles it for its own number of SMs), or None where JAX has no GPU (a computation lowered for
+    CUDA on another machine, with jax.export, say): its size is not known here."""
+    try:
+        ordinals = [d.local_hardware_id for d in jax.local_devices(backend="gpu")]
+    except RuntimeError:
+        return None
     return _opendml._jax_regions(target, dml_type, axis, batched, list(fill), [(list(s), w, n) for s, w, n in buffers],
                                  ordinals)
 

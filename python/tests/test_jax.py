@@ -466,6 +466,24 @@ def test_the_cpu_calls_no_graph_target():
     assert _homes(text, "opendml_nonzero") and "opendml_nonzero_graph" not in text
 
 
+def test_calls_lowered_for_cuda_where_jax_has_no_gpu_take_the_scratch_targets(monkeypatch):
+    """A computation lowered for CUDA where JAX has no GPU (to export it, say) cannot size a _graph
+    target's workspace, which needs the GPU's operator: its calls take the scratch targets."""
+    from opendml import _opendml
+    if "CUDA" not in _opendml._jax_targets():
+        pytest.skip("this build of opendml has no CUDA handlers to lower to")
+
+    def no_gpu(backend=None):
+        raise RuntimeError(f"Unknown backend {backend}")
+
+    monkeypatch.setattr(jax, "local_devices", no_gpu)  # as on a machine without one
+    oj._regions.cache_clear()
+    f = jax.jit(lambda a: (oj.argwhere(a > 0, size=a.size), oj.concat([a, a])))
+    text = f.trace(jax.ShapeDtypeStruct((100,), np.float32)).lower(lowering_platforms=("cuda",)).as_text()
+    assert "@opendml_nonzero(" in text and "@opendml_join(" in text and "_graph" not in text
+    oj._regions.cache_clear()
+
+
 def test_regions_are_sized_as_the_handlers_compile():
     """_jax_regions compiles a call's operator as its handler does (the CPU here: ordinal -1), with the
     same checks, so that a bad call is refused when it is traced."""
