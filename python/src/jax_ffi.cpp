@@ -2,7 +2,9 @@
 // for the CPU and CUDA platforms (docs/python.md, "opendml.jax"). XLA hands a handler dense row-major
 // buffers whose shapes are fixed for the life of the call site, so each call site (an instance, whose
 // State XLA creates at its instantiate stage) compiles its operator once per device, at its first
-// execute there, and later executes only read it: no lock, no allocation of its own.
+// execute there, and later executes only read it: no lock, no allocation of its own. On CUDA each
+// target has a `_graph` twin that XLA may record into its command buffers, whose temporary region is
+// its last result, sized when the call is traced (cuda_graph_execute, regions).
 //
 // Attributes (every target takes the four): `dml_type`, the DirectML type of the data elements (opendml.jax
 // chooses it: JOIN and SPLIT move bits, NONZERO_COORDINATES tests the bits of a type with the same zero);
