@@ -147,6 +147,7 @@ def nonzero(
     offsets = None if offsets is None else list(offsets)
     if (columns is None or type(columns) is int) and _eager((x,)):
         return _nonzero_coordinates(x, columns, offsets, fill_value)
+    _integers("opendml.torch.nonzero", columns=columns, fill_value=fill_value, offsets=offsets)
     return torch.ops.opendml.nonzero_coordinates(x, columns, offsets, fill_value)
 
 
@@ -216,11 +217,21 @@ torch.library.register_autograd("opendml::join", _join_backward, setup_context=_
 torch.library.register_autograd("opendml::split", _split_backward, setup_context=_setup_split)
 
 
+def _integers(op: str, **values):
+    """A TypeError, as torch.cat raises one, for an argument that is not an integer (the dispatcher
+    would raise a RuntimeError): each value is None, an integer, or a sequence of integers."""
+    for name, value in values.items():
+        for v in value if isinstance(value, (list, tuple)) else [value]:
+            if v is not None and not isinstance(v, torch.SymInt) and not hasattr(type(v), "__index__"):
+                raise TypeError(f"{op}: {name} must be an integer, not {type(v).__name__}")
+
+
 def join(inputs: Sequence[torch.Tensor], axis: int = 0) -> torch.Tensor:
     """opendml::join: torch.cat's result, in one JOIN."""
     inputs = list(inputs)
     if type(axis) is int and _eager(inputs):
         return _join(inputs, axis)
+    _integers("opendml.torch.join", axis=axis)
     return torch.ops.opendml.join(inputs, axis)
 
 
@@ -231,4 +242,5 @@ def split(x: torch.Tensor, sizes, axis: int = 0) -> list:
     sizes = list(sizes)
     if type(axis) is int and all(type(s) is int for s in sizes) and _eager((x,)):
         return _split(x, sizes, axis)
+    _integers("opendml.torch.split", axis=axis, sizes=sizes)
     return torch.ops.opendml.split(x, sizes, axis)

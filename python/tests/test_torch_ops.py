@@ -1,6 +1,7 @@
 """opendml.torch on the CPU: the custom operators against torch.nonzero, torch.cat and torch.split
 bit for bit, torch.library.opcheck on each, gradients, and the error paths."""
 
+import numpy as np
 import opendml
 import pytest
 import torch
@@ -130,6 +131,23 @@ def test_join_and_split_errors():
         odt.split(a, 2, 1)
     with pytest.raises(NotImplementedError, match="16 bytes"):
         odt.join([torch.zeros(2, dtype=torch.complex128)], 0)
+
+
+def test_arguments_that_are_not_integers_are_type_errors():
+    """As torch.cat's are; integers of other kinds (NumPy's) are taken."""
+    a = torch.zeros(2, 3)
+    with pytest.raises(TypeError):
+        torch.cat([a, a], 1.0)
+    with pytest.raises(TypeError, match="opendml.torch.join: axis must be an integer, not float"):
+        odt.join([a, a], 1.0)
+    with pytest.raises(TypeError, match="opendml.torch.split: sizes must be an integer, not float"):
+        odt.split(a, [1, 2.0], 1)
+    with pytest.raises(TypeError, match="opendml.torch.split: axis must be an integer, not str"):
+        odt.split(a, [1, 2], "1")
+    with pytest.raises(TypeError, match="opendml.torch.nonzero: columns must be an integer, not float"):
+        odt.nonzero(a, columns=2.0)
+    assert torch.equal(odt.join([a, a], np.int64(1)), torch.cat([a, a], 1))
+    assert [p.shape for p in odt.split(a, [np.int64(1), 2], 1)] == [(2, 1), (2, 2)]
 
 
 def test_opcheck():
