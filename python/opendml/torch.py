@@ -147,7 +147,7 @@ def nonzero(
     offsets = None if offsets is None else list(offsets)
     if (columns is None or type(columns) is int) and _eager((x,)):
         return _nonzero_coordinates(x, columns, offsets, fill_value)
-    _integers("opendml.torch.nonzero", columns=columns, fill_value=fill_value, offsets=offsets)
+    _integers("opendml.torch.nonzero", columns=columns)
     return torch.ops.opendml.nonzero_coordinates(x, columns, offsets, fill_value)
 
 
