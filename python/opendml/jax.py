@@ -96,8 +96,8 @@ def _lowering(target: str, platform: str):
         if graph_rule is not None and _graph_targets:
             buffers = tuple((tuple(a.shape), a.dtype.itemsize, a.dtype.name) for a in (*ctx.avals_in, *ctx.avals_out))
             regions = _regions(target, int(dml_type), int(axis), int(batched), tuple(bits.tolist()), buffers)
-            temporary, persistent = regions or (0, 1)  # no GPU here (lowered for another machine): scratch
-            if not persistent:
+            if regions is not None and regions[1] == 0:  # known here, and no persistent region
+                temporary = regions[0]
                 workspace = jax.core.ShapedArray((temporary + 256 if temporary else 0,), np.uint8)  # 256: to align it
                 return list(graph_rule(ctx.replace(avals_out=[*ctx.avals_out, workspace]), *args, **attrs))[:-1]
         return rule(ctx, *args, **attrs)

@@ -80,8 +80,9 @@ std::string encode_integer(const Json& value, DML_TENSOR_DATA_TYPE type, std::by
            (value == "nan" || value == "inf" || value == "-inf" ? "; nan and inf exist only in float types, not " + name
                                                                 : "");
   if (!value.is_number()) return "must be a number, not " + json_type_name(value);
-  // The value as a sign and a magnitude that both fit 64 bits.
-  bool negative = false;
+  // The value as a sign and a magnitude that both fit 64 bits, or past them (out of every type's range,
+  // UINT64's too: its largest is 2^64 - 1).
+  bool negative = false, past_64_bits = false;
   uint64_t magnitude = 0;
   if (value.is_number_unsigned()) {
     magnitude = value.get<uint64_t>();
@@ -93,14 +94,12 @@ std::string encode_integer(const Json& value, DML_TENSOR_DATA_TYPE type, std::by
     const double v = value.get<double>();
     if (!std::isfinite(v) || std::trunc(v) != v) return value.dump() + " is not a whole number, as " + name + " needs";
     negative = v < 0;
-    using Limits = std::numeric_limits<T>;
-    if (std::fabs(v) >= 0x1p64)  // past every type's range, UINT64's too (its largest is 2^64 - 1)
-      return out_of_range(value, type, std::to_string(Limits::min()) + " to " + std::to_string(Limits::max()));
-    magnitude = static_cast<uint64_t>(std::fabs(v));
+    past_64_bits = std::fabs(v) >= 0x1p64;
+    magnitude = past_64_bits ? 0 : static_cast<uint64_t>(std::fabs(v));
   }
   using Limits = std::numeric_limits<T>;
   const uint64_t max_negative = std::is_signed_v<T> ? uint64_t{0} - static_cast<uint64_t>(Limits::min()) : 0;
-  if (negative ? magnitude > max_negative : magnitude > static_cast<uint64_t>(Limits::max()))
+  if (past_64_bits || (negative ? magnitude > max_negative : magnitude > static_cast<uint64_t>(Limits::max())))
     return out_of_range(value, type, std::to_string(Limits::min()) + " to " + std::to_string(Limits::max()));
   const T element = negative ? static_cast<T>(uint64_t{0} - magnitude) : static_cast<T>(magnitude);
   std::memcpy(dst, &element, sizeof(T));

@@ -119,15 +119,16 @@ InitialValues from_constant(const Node& values, DML_TENSOR_DATA_TYPE type, Round
           }};
 }
 
-// Element i of a sequence is valueStart + i * valueDelta, rounded once to the type (--ieee-values):
-// computed in 64-bit integers when both are whole numbers (exact for every integer type), otherwise
-// in double. The sequence is monotonic, so its first and last elements (and the second, which is
-// the first to show a fractional delta) are the ones that can be out of the type's range or not whole.
 // Integers of the sequences below: every value of INT64 and UINT64 and their differences, exactly.
 using Wide = __int128;
 constexpr Wide kLowest = std::numeric_limits<int64_t>::min();
 constexpr Wide kHighest = std::numeric_limits<uint64_t>::max();
 
+// Element i of a sequence is valueStart + i * valueDelta, rounded once to the type (--ieee-values):
+// computed in 128-bit integers (Wide) when both are whole numbers of 64 bits (exact for every integer
+// type), otherwise in double. The sequence is monotonic, so its first and last elements (and the
+// second, which is the first to show a fractional delta) are the ones that can be out of the type's
+// range or not whole.
 struct ExactSequence {
   bool integers;
   Wide start, delta;  // when integers
