@@ -214,8 +214,12 @@ def _unbatched(xs):
     return [jax.core.ShapedArray(a.shape[1:], a.dtype, weak_type=_weak(a)) for a in xs]
 
 
-def _folded(a):  # the batch folded into the first of the three dimensions
-    return a.reshape((a.shape[0] * a.shape[1],) + a.shape[2:])
+def _folded_shape(shape: tuple) -> tuple:  # the batch folded into the first of the three dimensions
+    return (shape[0] * shape[1],) + tuple(shape[2:])
+
+
+def _folded(a):
+    return a.reshape(_folded_shape(a.shape))
 
 
 def _concat_batch(args, dims, *, dml_type, weak_type=False):
@@ -223,6 +227,8 @@ def _concat_batch(args, dims, *, dml_type, weak_type=False):
     shape = xs[0].shape[:1] + _concat_abstract(*_unbatched(xs), dml_type=dml_type).shape
     if math.prod(shape) == 0:
         return _zeros(shape, xs[0], weak_type), 0
+    _check_join_split("opendml.jax.concat under jax.vmap", False, _folded_shape(shape),
+                      tuple(_folded_shape(x.shape) for x in xs), dml_type)
     return concat_p.bind(*map(_folded, xs), dml_type=dml_type, weak_type=weak_type).reshape(shape), 0
 
 
@@ -231,6 +237,8 @@ def _split_batch(args, dims, *, sizes, dml_type):
     shapes = [x.shape[:1] + a.shape for a in _split_abstract(*_unbatched([x]), sizes=sizes, dml_type=dml_type)]
     if x.size == 0:
         return [_zeros(s, x, _weak(x)) for s in shapes], [0] * len(shapes)
+    _check_join_split("opendml.jax.split under jax.vmap", True, _folded_shape(x.shape),
+                      tuple(_folded_shape(s) for s in shapes), dml_type)
     parts = split_p.bind(_folded(x), sizes=sizes, dml_type=dml_type)
     return [y.reshape(s) for y, s in zip(parts, shapes)], [0] * len(shapes)
 
@@ -303,7 +311,7 @@ def nonzero(x, *, index_dtype=None, fill_value=None):
     op = "opendml.jax.nonzero"
     x = jnp.asarray(x)
     index = _index_dtype(op, index_dtype)
-    fill = _fill_values(op, fill_value, x.ndim, index) if fill_value is not None and x.ndim else None
+    fill = _fill_values(op, fill_value, x.ndim, index) if fill_value is not None else None
     return _nonzero(op, x, index, fill)
 
 
@@ -314,17 +322,18 @@ def _fill_values(op: str, fill_value, columns: int, index: str) -> list:
     if isinstance(fill_value, jax.core.Tracer):
         raise opendml.Error(f"{op}: fill_value is traced; it is compiled into the call, so it must be a concrete "
                             "value (a Python or NumPy integer, or a sequence of them)")
-    row = np.asarray(fill_value)
-    # Integers past 64 bits make an array of objects: still integers, which the range check names.
+    # A sequence's items as they are (NumPy would make [2**64 - 1, -1] floats); integers past 64 bits
+    # also make an array of objects: still integers, which the range check names.
+    row = np.asarray(fill_value, dtype=object if isinstance(fill_value, (list, tuple)) else None)
     integers = row.dtype.kind in "iub" or (row.dtype == object and all(isinstance(v, (int, np.integer)) for v in row.flat))
     if not integers or row.ndim > 1 or row.size not in (1, columns):
         raise opendml.Error(f"{op}: fill_value is {fill_value!r}; it must be an integer, or a sequence of "
                             f"{columns} integers (one a column)")
     lowest, highest = -(2 ** (8 * np.dtype(index).itemsize - 1)), np.iinfo(index).max
-    values = [int(v) for v in np.broadcast_to(row, (columns,))]
-    if any(not lowest <= v <= highest for v in values):
-        raise opendml.Error(f"{op}: fill_value {values} does not fit in {index} coordinates ({lowest} to {highest})")
-    return values
+    given = [int(v) for v in row.flat]  # checked as given: a 0-d x has no columns to take them
+    if any(not lowest <= v <= highest for v in given):
+        raise opendml.Error(f"{op}: fill_value {given} does not fit in {index} coordinates ({lowest} to {highest})")
+    return given * columns if row.size == 1 else given
 
 
 def _nonzero(op, x, index: str, fill):
@@ -366,7 +375,7 @@ def argwhere(x, *, size=None, fill_value=None):
             raise opendml.Error(f"{op}: size is {size}; {np.dtype(dtype).name} coordinates count at most "
                                 f"{np.iinfo(dtype).max} rows" + ("" if jax.config.jax_enable_x64 else
                                 " (jax.config.update('jax_enable_x64', True) gives int64 ones)"))
-    fill = _fill_values(op, 0 if fill_value is None else fill_value, x.ndim, np.dtype(dtype).name) if x.ndim else []
+    fill = _fill_values(op, 0 if fill_value is None else fill_value, x.ndim, np.dtype(dtype).name)
     # The kernel writes the rows past the count, and the results are of argwhere's type already: no
     # other operation touches the coordinates.
     coords, count = _nonzero(op, x, np.dtype(dtype).name, fill)
@@ -413,16 +422,18 @@ def concat(arrays, axis: int | None = 0):
         arrays, axis = [jnp.ravel(a) for a in arrays], 0
     if arrays and arrays[0].ndim == 0:
         raise opendml.Error(f"{op}: arrays[0] is 0-d; zero-dimensional arrays cannot be concatenated")
-    weak = all(map(_weak, arrays))  # before promotion, which makes the arrays it converts strong
-    if arrays and len({a.dtype for a in arrays}) > 1:
-        dtype = jnp.result_type(*arrays)
-        arrays = [a if a.dtype == dtype else jax.lax.convert_element_type(a, dtype) for a in arrays]
+    # Promoted as jnp.concatenate promotes: every array to the result's type, weakly typed where
+    # promotion says so, and a weak array to a strong one where the result is strongly typed (so that its
+    # gradient comes back through the conversion, weakly typed, as jnp's does).
+    dtype, weak = jax.dtypes.result_type(*arrays, return_weak_type_flag=True) if arrays else (None, False)
+    arrays = [a if a.dtype == dtype and (weak or not _weak(a)) else jax.lax.convert_element_type(a, dtype)
+              for a in arrays]
     shape = join_shape(op, [_Shape(a) for a in arrays], axis)
     axis = normalize_axis(op, axis, len(shape))
     dml_type = _bits_type(op, arrays[0].dtype)
     pieces = [_fold(a, axis) for a in arrays if a.size]
     if not pieces or math.prod(shape) == 0:  # DirectML has no empty tensors
-        return _zeros(shape, arrays[0], weak)
+        return _zeros(shape, next((a for a in arrays if _weak(a) == weak), arrays[0]), weak)
     whole = _concat_abstract(*pieces, dml_type=dml_type).shape
     _check_join_split(op, False, whole, tuple(p.shape for p in pieces), dml_type)
     return concat_p.bind(*pieces, dml_type=dml_type, weak_type=weak).reshape(shape)

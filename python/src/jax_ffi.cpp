@@ -230,12 +230,29 @@ Compiled compile_shapes(Kind kind, const State& state, Place place, const std::v
   return c;
 }
 
+// Bytes an element of a buffer of type t: XLA packs types narrower than a byte several to a byte,
+// where ffi::ByteWidth counts one each, so their buffers are refused rather than read past their end
+// (no DirectML type is narrower than a byte).
+size_t element_bytes(ffi::DataType t) {
+  switch (t) {
+    case ffi::DataType::S1:
+    case ffi::DataType::S2:
+    case ffi::DataType::S4:
+    case ffi::DataType::U1:
+    case ffi::DataType::U2:
+    case ffi::DataType::U4:
+    case ffi::DataType::F4E2M1FN:
+      invalid("opendml.jax: a buffer's elements are narrower than a byte (XLA packs them), and no DirectML type is");
+    default: return ffi::ByteWidth(t);
+  }
+}
+
 void compile(Kind kind, const State& state, Slot& slot, Place place, void* stream,
              const std::vector<ffi::AnyBuffer>& buffers) {
   std::vector<BufferShape> shapes;
   for (const ffi::AnyBuffer& b : buffers) {
     const auto dims = b.dimensions();
-    shapes.push_back({{dims.begin(), dims.end()}, ffi::ByteWidth(b.element_type()), b.element_type()});
+    shapes.push_back({{dims.begin(), dims.end()}, element_bytes(b.element_type()), b.element_type()});
   }
   Compiled c = compile_shapes(kind, state, place, shapes);
   slot.entry = std::move(c.entry);

@@ -306,6 +306,21 @@ def test_weak_types_stay_weak_as_in_jnp(put):
             assert (got.ravel() + strong[:n]).dtype == (want.ravel() + strong[:n]).dtype, i
     grad = jax.grad(lambda v: oj.concat([v, v]).sum())(jnp.float32(2) * jnp.ones(3))
     assert same_bits(grad, jnp.full(3, 2, np.float32))
+    # Promotion decides the result's weak type, as in jnp: a strong int32 beside a weak float gives a
+    # weak float32 (it took the strong flag of the int32), and a weak array beside a strong one of its
+    # own type is converted, so that its gradient comes back weak.
+    rng = np.random.default_rng(11)
+    operands = [put(sample(rng, (2,), d)) for d in (np.int32, np.uint8, np.float32, np.float16, jnp.bfloat16)]
+    operands += [put(jnp.broadcast_to(v, (2,))) for v in (1.5, 3, True)]  # weak float32, int32, bool
+    for a in operands:
+        for b in operands:
+            got, want = oj.concat([a, b]), jnp.concatenate([a, b])
+            assert same_bits(got, want) and _weakly_typed(got) == _weakly_typed(want), (a.dtype, b.dtype)
+            assert (got * strong[:4]).dtype == (want * strong[:4]).dtype, (a.dtype, b.dtype)
+    def grad_of(concatenate):
+        return jax.grad(lambda s: concatenate([jnp.broadcast_to(s, (3,)), put(jnp.ones(2))]).sum())(2.0)
+    ours, theirs = grad_of(oj.concat), grad_of(jnp.concatenate)
+    assert same_bits(ours, theirs) and _weakly_typed(ours) == _weakly_typed(theirs)
 
 
 def test_64bit_mode(put):
@@ -319,6 +334,9 @@ def test_64bit_mode(put):
                          jnp.argwhere(x, size=50, fill_value=-3))
         coords, count = oj.nonzero(x, index_dtype="uint64")
         assert coords.dtype == np.uint64 and int(count[0]) == len(jnp.argwhere(x))
+        # A sequence's items are read as they are: NumPy made [2^64 - 1, -1] floats, then refused them.
+        coords, count = oj.nonzero(put(np.zeros((2, 2), np.int8)), index_dtype="uint64", fill_value=[2**64 - 1, -1])
+        assert int(count[0]) == 0 and (np.asarray(coords) == np.uint64(2**64 - 1)).all()
         for dtype in (np.float64, np.int64, np.uint64):
             parts = [put(sample(rng, (2, n), dtype)) for n in (1, 3)]
             assert same_bits(oj.concat(parts, axis=1), jnp.concatenate(parts, axis=1))
@@ -403,6 +421,13 @@ def test_bad_arguments_are_errors_while_tracing():
         oj.argwhere(x, size=2**31)
     with pytest.raises(opendml.Error, match="concrete integer"):
         jax.jit(lambda x, n: oj.split(x, n))(jnp.arange(6), 2)
+    # A 0-d x has no columns, but its fill_value is checked all the same (it was taken unread).
+    for fill, message in (("abc", "must be an integer"), (1.5, "must be an integer"), (2**80, "does not fit")):
+        with pytest.raises(opendml.Error, match=message):
+            oj.argwhere(jnp.float32(1), size=2, fill_value=fill)
+        with pytest.raises(opendml.Error, match=message):
+            oj.nonzero(jnp.float32(1), fill_value=fill)
+    assert same_bits(oj.argwhere(jnp.float32(1), size=2, fill_value=5), jnp.argwhere(jnp.float32(1), size=2, fill_value=5))
     # Within range, the fill takes the index type's values; an unsigned one also takes -1 as its bits.
     assert same_bits(oj.argwhere(x, size=5, fill_value=(7, -9)), jnp.argwhere(x, size=5, fill_value=(7, -9)))
     assert int(oj.nonzero(x, fill_value=-1)[0][-1, 0]) == 0xFFFFFFFF
@@ -427,6 +452,13 @@ def test_sizes_past_what_the_handlers_take_fail_while_tracing():
         jax.eval_shape(lambda a: oj.concat([a, a], axis=1), tall)
     with pytest.raises(opendml.Error, match=r"opendml.jax.split: .*sizes\[0\] is 8589934592"):
         jax.eval_shape(lambda a: oj.split(a, 2, axis=1), tall)
+    # Under vmap the batch folds into the dimension before the axis: each item within 32 bits, the
+    # fold past them, refused while tracing too (it failed when run).
+    batch = jax.ShapeDtypeStruct((2**16, 2**16, 1), np.uint8)
+    with pytest.raises(opendml.Error, match=r"opendml.jax.split under jax.vmap: the arrays, as .* = \(4294967296, 1, 1\)"):
+        jax.eval_shape(jax.vmap(lambda a: oj.split(a, 1, axis=1)), batch)
+    with pytest.raises(opendml.Error, match=r"opendml.jax.concat under jax.vmap: the arrays, as .* = \(4294967296, 2, 1\)"):
+        jax.eval_shape(jax.vmap(lambda a: oj.concat([a, a], axis=1)), batch)
     wide = jax.ShapeDtypeStruct((2**16, 2**17), np.uint8)  # 2^33 elements in dimensions of 32 bits: fine
     assert jax.eval_shape(lambda a: oj.concat([a, a], axis=1), wide).shape == (2**16, 2**18)
 
@@ -445,6 +477,13 @@ def test_the_handlers_check_what_a_direct_ffi_call_hands_them(put):
             put(np.ones((2, 100), np.uint8)), batched=np.int64(1), **attrs))
     with pytest.raises(Exception, match="join takes one input or more and one result"):
         jax.block_until_ready(jax.ffi.ffi_call("opendml_join", [S((4,), np.uint8)])(batched=np.int64(0), **attrs))
+    # XLA packs int4 two to a byte: taken as bytes, the buffers were read and written past their end.
+    x = put(jnp.arange(8, dtype=jnp.int32).reshape(1, 8).astype(jnp.int4))
+    with pytest.raises(Exception, match="narrower than a byte"):
+        jax.block_until_ready(jax.ffi.ffi_call("opendml_join", S((1, 16), jnp.int4))(x, x, batched=np.int64(0), **attrs))
+    with pytest.raises(Exception, match="narrower than a byte"):
+        jax.block_until_ready(jax.ffi.ffi_call("opendml_nonzero", [S((1,), np.uint32), S((8, 2), np.uint32)])(
+            x, batched=np.int64(0), **attrs))
 
 
 def _homes(text, target):
