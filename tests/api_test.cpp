@@ -123,8 +123,8 @@ TEST(CApi, CpuDeviceOpens) {
 }
 
 TEST(CApi, BadDeviceNamesRejected) {
-  for (const char* name : {"", "CPU", "cpu0", "cpu:0", "gpu", "cuda:", "cuda:x", "cuda:-1", "cuda:1x", "cuda: 0",
-                           "cuda:+1", "cuda0", " cuda", "cuda:99999999999"}) {
+  for (const char* name : {"", "CPU", "cpu0", "cpu:0", "gpu", "cuda:", "cuda:x", "cuda:-1", "cuda:-0", "cuda:1x",
+                           "cuda: 0", "cuda:+1", "cuda0", " cuda", "cuda:99999999999"}) {
     odml_device d = reinterpret_cast<odml_device>(uintptr_t{0x5A5A});
     EXPECT_TRUE(status_is(odml_device_create(name, &d), kInvalid,
                           {std::string("device name '") + name + "'", "cpu, cuda, cuda:N"}))

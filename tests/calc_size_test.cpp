@@ -79,6 +79,11 @@ TEST(CalcBufferTensorSize, SaturatesFromTwoToThe63Bits) {
   EXPECT_EQ(calc(DML_TENSOR_DATA_TYPE_FLOAT64, {1u << 29, 1u << 30}), UINT64_MAX);
   EXPECT_EQ(calc(DML_TENSOR_DATA_TYPE_FLOAT64, {(1u << 27) + 1}, {1u << 31}), UINT64_MAX);
   EXPECT_EQ(calc(DML_TENSOR_DATA_TYPE_UINT8, {1u << 29, 1u << 30}), uint64_t{1} << 59);
+  // Two strided terms that each saturate: their sum saturated too (2^63 + 2^63 wrapped to 0, which
+  // gave 4 and 8 bytes).
+  EXPECT_EQ(calc(DML_TENSOR_DATA_TYPE_FLOAT32, {0xFFFFFFFF, 0xFFFFFFFF}, {0xFFFFFFFF, 0xFFFFFFFF}), UINT64_MAX);
+  EXPECT_EQ(calc(DML_TENSOR_DATA_TYPE_FLOAT64, {0xFFFFFFFF, 0xFFFFFFFF}, {0xFFFFFFFF, 0xFFFFFFFF}), UINT64_MAX);
+  EXPECT_EQ(calc(DML_TENSOR_DATA_TYPE_UINT8, {(1u << 31) + 2, (1u << 31) + 2}, {0xFFFFFFFF, 0xFFFFFFFF}), UINT64_MAX);
 }
 
 TEST(CalcBufferTensorSize, UnknownTypeGivesZero) {

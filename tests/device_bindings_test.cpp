@@ -286,6 +286,16 @@ TEST(DeviceBindings, OwnedByDmlInputNotBoundAtInitializeRejected) {
   EXPECT_TRUE(j.execute_rejected({"has not been initialized"}));
 }
 
+// initialize writes the persistent region, so it may not overlap the OWNED_BY_DML input it copies,
+// and the message names that rule (it named only outputs and the temporary region).
+TEST(DeviceBindings, PersistentRegionOverlappingAnOwnedInputAtInitializeRejected) {
+  Bound j(join_desc(0, DML_TENSOR_FLAG_OWNED_BY_DML));
+  odml_bindings b = j.initialize_bindings();
+  j.init_inputs[0].data = j.persistent.data;
+  EXPECT_TRUE(j.initialize_rejected(b, {"JOIN: initialize: ", "overlaps", "InputTensors[0]", "the persistent region [",
+                                        "the persistent region at initialize"}));
+}
+
 // Each OWNED_BY_DML input's copy takes TotalTensorSizeInBytes of the persistent region. A total
 // near 2^64 is a valid descriptor, but summing it must not wrap: compile reported a persistent size
 // of 2^64 - 29440, or of a few bytes, until it refused such a region (found by fuzz/c_abi_fuzzer).

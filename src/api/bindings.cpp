@@ -47,9 +47,11 @@ Status check_overlaps(std::vector<Region>& regions, const Where& where) {
   for (const Region& r : regions) {
     const Region* other = r.written ? furthest : furthest_written;
     if (other != nullptr && r.begin < other->end)
-      return invalid_argument(where, *r.name, " [", address(r.begin), ", ", address(r.end), ") overlaps ", *other->name,
-                              " [", address(other->begin), ", ", address(other->end),
-                              "); outputs and the temporary region must not overlap any other bound region");
+      return invalid_argument(
+          where, *r.name, " [", address(r.begin), ", ", address(r.end), ") overlaps ", *other->name, " [",
+          address(other->begin), ", ", address(other->end),
+          "); a region written here (an output, the temporary region, the persistent region at initialize) must "
+          "not overlap any other bound region");
     if (furthest == nullptr || r.end > furthest->end) furthest = &r;
     if (r.written && (furthest_written == nullptr || r.end > furthest_written->end)) furthest_written = &r;
   }

@@ -34,7 +34,10 @@ Result<std::shared_ptr<Device>> open_device(std::string_view name) {
     const std::string_view digits = name.substr(5);
     int ordinal = -1;
     const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), ordinal);
-    if (error == std::errc() && end == digits.data() + digits.size() && ordinal >= 0) return make_cuda_device(ordinal);
+    // Digits only: from_chars also reads a sign, and "-0" is 0.
+    if (!digits.empty() && digits[0] >= '0' && digits[0] <= '9' && error == std::errc() &&
+        end == digits.data() + digits.size())
+      return make_cuda_device(ordinal);
   }
   return invalid_argument("device name '", name, "' is not one of cpu, cuda, cuda:N");
 }

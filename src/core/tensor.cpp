@@ -16,7 +16,9 @@ uint64_t saturating_mul(uint64_t a, uint64_t b) {
   return __builtin_mul_overflow(a, b, &r) || r > kSaturated ? kSaturated : r;
 }
 
-uint64_t saturating_add(uint64_t a, uint64_t b) { return std::min(a + b, kSaturated); }  // a, b <= 2^63
+uint64_t saturating_add(uint64_t a, uint64_t b) {
+  return a > kSaturated - std::min(b, kSaturated) ? kSaturated : a + b;
+}
 
 uint64_t product(const Dims& sizes, uint32_t rank) {
   uint64_t n = 1;
