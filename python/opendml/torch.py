@@ -13,6 +13,7 @@ docs/python.md describes this layer.
     parts = opendml.torch.split(y, [2, 3], axis=0)   # torch.split, the parts are copies
 """
 
+import operator
 from collections.abc import Sequence
 from typing import List, Optional
 
@@ -93,16 +94,21 @@ def _bits(x: torch.Tensor) -> torch.Tensor:
 # ---- nonzero coordinates -------------------------------------------------------------------------
 
 
-def _check_columns(columns: Optional[int]) -> None:
-    if columns is not None and columns < 0:  # the other limits are DirectML's, checked by the library
-        raise opendml.Error(f"opendml.torch.nonzero: columns is {columns}; it must not be negative")
-
-
-def _coordinates_shape(x: torch.Tensor, columns: Optional[int]) -> tuple:
-    _check_columns(columns)
-    if x.dim() == 0 and columns:  # the array layer, which checks the others, never sees a scalar
-        raise opendml.Error(f"opendml.torch.nonzero: columns is {columns} but a 0-d x has no coordinates")
-    return (x.numel(), x.dim() if columns is None else columns)
+def _coordinates_shape(x: torch.Tensor, columns: Optional[int], offsets: Optional[List[int]]) -> tuple:
+    """The coordinates' shape, with the array layer's rules for columns and offsets checked here too:
+    the fake implementation has no array layer, and a 0-d x never reaches it."""
+    op = "opendml.torch.nonzero"
+    n = x.dim() if columns is None else columns
+    if x.dim() == 0:
+        if n:
+            raise opendml.Error(f"{op}: columns is {columns} but a 0-d x has no coordinates")
+        if offsets:
+            raise opendml.Error(f"{op}: a 0-d x has no coordinate columns to offset")
+    elif not 1 <= n <= x.dim():
+        raise opendml.Error(f"{op}: columns is {n}; coordinates have 1 to x.dim() ({x.dim()}) columns")
+    if offsets is not None and x.dim() and len(offsets) != n:
+        raise opendml.Error(f"{op}: offsets has {len(offsets)} values; it needs one a column ({n})")
+    return (x.numel(), n)
 
 
 @_impl("nonzero_coordinates")
@@ -113,13 +119,13 @@ def _nonzero_coordinates(x: torch.Tensor, columns: Optional[int] = None, offsets
     at or past the count are unspecified, or hold fill in every column (opendml's fill rows
     extension). offsets: added to each column's coordinates (opendml's coordinate offsets
     extension)."""
+    shape = _coordinates_shape(x, columns, offsets)
     if x.dim() == 0:
         # DirectML tensors have a dimension; a scalar has only a count (and torch.nonzero gives
-        # [count, 0] coordinates too).
-        if offsets:
-            raise opendml.Error("opendml.torch.nonzero: a 0-d x has no coordinate columns to offset")
-        return x.new_empty(_coordinates_shape(x, columns), dtype=torch.int64), (x != 0).reshape(1).to(torch.int64)
-    _check_columns(columns)
+        # [count, 0] coordinates too), which the kernel counts as one element, checking its type and
+        # fill as for any other x.
+        _, count = opendml.nonzero(x.reshape(1), index_dtype="int64", fill=fill)
+        return x.new_empty(shape, dtype=torch.int64), count
     # int64, as torch indexes, through opendml's 64-bit indices extension; the array layer allocates
     # both outputs on x's device.
     return opendml.nonzero(x, columns=columns, index_dtype="int64", offsets=offsets, fill=fill)
@@ -127,7 +133,7 @@ def _nonzero_coordinates(x: torch.Tensor, columns: Optional[int] = None, offsets
 
 @torch.library.register_fake("opendml::nonzero_coordinates")
 def _(x, columns=None, offsets=None, fill=None):
-    return x.new_empty(_coordinates_shape(x, columns), dtype=torch.int64), x.new_empty(1, dtype=torch.int64)
+    return x.new_empty(_coordinates_shape(x, columns, offsets), dtype=torch.int64), x.new_empty(1, dtype=torch.int64)
 
 
 def nonzero(
@@ -144,10 +150,14 @@ def nonzero(
     without it they are unspecified. offsets:
     an integer per column added to every coordinate as it is written (the coordinates of a shard in
     the whole tensor; opendml's coordinate offsets extension)."""
+    op = "opendml.torch.nonzero"
+    # Both paths take what the operator's schema takes: integers, and one for every column's fill.
     offsets = None if offsets is None else list(offsets)
-    if (columns is None or type(columns) is int) and _eager((x,)):
+    if offsets:
+        _integers(op, offsets=offsets)
+    if (columns is None or type(columns) is int) and (fill_value is None or type(fill_value) is int) and _eager((x,)):
         return _nonzero_coordinates(x, columns, offsets, fill_value)
-    _integers("opendml.torch.nonzero", columns=columns)
+    _integers(op, optional=True, columns=columns, fill_value=fill_value)
     return torch.ops.opendml.nonzero_coordinates(x, columns, offsets, fill_value)
 
 
@@ -179,6 +189,9 @@ def _(inputs, axis):
 @_impl("split")
 def _split(x, sizes, axis):
     """DML_OPERATOR_SPLIT: x cut along axis into new tensors of the given sizes."""
+    if not sizes:  # no parts of an axis of size 0, as torch.split gives them (the array layer wants one)
+        split_shapes("opendml.torch.split", x.shape, sizes, axis)
+        return []
     if x.dtype in _DIRECT:
         try:
             return opendml.split(x, list(sizes), axis)  # allocates the parts like x
@@ -217,17 +230,22 @@ torch.library.register_autograd("opendml::join", _join_backward, setup_context=_
 torch.library.register_autograd("opendml::split", _split_backward, setup_context=_setup_split)
 
 
-def _integers(op: str, **values):
+def _integers(op: str, optional: bool = False, **values):
     """A TypeError, as torch.cat raises one, for an argument that is not an integer (the dispatcher
-    would raise a RuntimeError): each value is None, an integer, or a sequence of integers."""
+    would raise a RuntimeError): each value is an integer (Python's, NumPy's or a SymInt; not a bool),
+    or None where `optional`; sizes and offsets are lists of them."""
     for name, value in values.items():
-        for v in value if isinstance(value, (list, tuple)) else [value]:
-            if v is not None and not isinstance(v, torch.SymInt) and not hasattr(type(v), "__index__"):
+        for v in value if name in ("sizes", "offsets") else [value]:
+            if v is None and optional:
+                continue
+            if isinstance(v, bool) or not (isinstance(v, torch.SymInt) or hasattr(type(v), "__index__")):
                 raise TypeError(f"{op}: {name} must be an integer, not {type(v).__name__}")
 
 
 def join(inputs: Sequence[torch.Tensor], axis: int = 0) -> torch.Tensor:
     """opendml::join: torch.cat's result, in one JOIN."""
+    if isinstance(inputs, torch.Tensor):  # torch.cat takes no tensor for its sequence of them either
+        raise TypeError("opendml.torch.join: inputs must be a sequence of tensors, not a Tensor")
     inputs = list(inputs)
     if type(axis) is int and _eager(inputs):
         return _join(inputs, axis)
@@ -237,10 +255,13 @@ def join(inputs: Sequence[torch.Tensor], axis: int = 0) -> torch.Tensor:
 
 def split(x: torch.Tensor, sizes, axis: int = 0) -> list:
     """opendml::split: parts of the given sizes along axis, or `sizes` equal parts when an int."""
-    if isinstance(sizes, int):
-        sizes = equal_parts("opendml.torch.split", x.shape[normalize_axis("opendml.torch.split", axis, x.dim())], sizes)
+    op = "opendml.torch.split"
+    if type(axis) is not int:
+        _integers(op, axis=axis)
+    if not isinstance(sizes, (list, tuple, torch.Size)) and hasattr(type(sizes), "__index__"):  # a count
+        sizes = equal_parts(op, x.shape[normalize_axis(op, axis, x.dim())], operator.index(sizes))
     sizes = list(sizes)
     if type(axis) is int and all(type(s) is int for s in sizes) and _eager((x,)):
         return _split(x, sizes, axis)
-    _integers("opendml.torch.split", axis=axis, sizes=sizes)
+    _integers(op, axis=axis, sizes=sizes)
     return torch.ops.opendml.split(x, sizes, axis)

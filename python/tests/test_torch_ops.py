@@ -80,11 +80,25 @@ def test_nonzero_of_scalars_and_empty_tensors():
 def test_nonzero_rejects_column_counts_directml_does(columns):
     with pytest.raises(opendml.Error, match="columns|N"):
         odt.nonzero(torch.ones(2, 3), columns=columns)
+    # The fake implementation too, so that torch.compile fails while tracing, not when the graph runs.
+    with pytest.raises(opendml.Error, match="columns is"):
+        torch.ops.opendml.nonzero_coordinates(torch.ones(2, 3, device="meta"), columns)
+
+
+def test_nonzero_rejects_offsets_the_kernel_does_in_the_fake_implementation_too():
+    for x in (torch.ones(2, 3), torch.ones(2, 3, device="meta")):
+        with pytest.raises(opendml.Error, match="offsets has 1 values; it needs one a column"):
+            torch.ops.opendml.nonzero_coordinates(x, None, [1])
+    for x in (torch.tensor(1.0), torch.tensor(1.0, device="meta")):
+        with pytest.raises(opendml.Error, match="a 0-d x has no coordinate columns to offset"):
+            torch.ops.opendml.nonzero_coordinates(x, None, [1])
 
 
 def test_nonzero_rejects_types_directml_lacks():
-    with pytest.raises(opendml.UnsupportedError, match="FLOAT64"):
-        odt.nonzero(torch.ones(4, dtype=torch.float64))
+    # A 0-d x too, which the array layer never saw (its count was x != 0).
+    for x in (torch.ones(4, dtype=torch.float64), torch.tensor(1.0, dtype=torch.float64)):
+        with pytest.raises(opendml.UnsupportedError, match="FLOAT64"):
+            odt.nonzero(x)
 
 
 @pytest.mark.parametrize("dtype", MOVE_DTYPES)
@@ -108,6 +122,9 @@ def test_join_and_split_of_views_empty_parts_and_equal_parts():
     parts = odt.split(x, 3, axis=-1)
     assert all(same_bits(p, q) for p, q in zip(parts, torch.split(x, 2, -1)))
     assert all(p.is_contiguous() and p.data_ptr() != x.data_ptr() for p in parts)  # new tensors
+    # No sizes for an axis of size 0: no parts, as torch.split gives (the kernel raised, the fake did not).
+    for x in (torch.empty(0, 2), torch.empty(0, 2, device="meta")):
+        assert odt.split(x, [], 0) == [] and torch.split(x, [], 0) == ()
 
 
 def test_join_and_split_errors():
@@ -148,6 +165,25 @@ def test_arguments_that_are_not_integers_are_type_errors():
         odt.nonzero(a, columns=2.0)
     assert torch.equal(odt.join([a, a], np.int64(1)), torch.cat([a, a], 1))
     assert [p.shape for p in odt.split(a, [np.int64(1), 2], 1)] == [(2, 1), (2, 2)]
+    assert [p.shape for p in odt.split(a, np.int64(3), 1)] == [(2, 1)] * 3  # a count of NumPy's
+    # None is an integer nowhere but columns and fill_value; a bool is none, as for torch.cat.
+    for call, name in ((lambda: odt.join([a, a], None), "axis"), (lambda: odt.join([a, a], True), "axis"),
+                       (lambda: odt.split(a, [1, None], 1), "sizes"), (lambda: odt.split(a, 3, None), "axis"),
+                       (lambda: odt.split(a, 3, 1.0), "axis"), (lambda: odt.nonzero(a, fill_value=[7, 8]), "fill_value"),
+                       (lambda: odt.nonzero(a, fill_value=1.5), "fill_value"),
+                       (lambda: odt.nonzero(a, offsets=[0, "1"]), "offsets")):
+        with pytest.raises(TypeError, match=f"opendml.torch.(join|split|nonzero): {name} must be an integer"):
+            call()
+    # The same on the dispatcher's path (a tensor that requires grad), where the schema has one fill.
+    with pytest.raises(TypeError, match="fill_value must be an integer, not list"):
+        odt.nonzero(a.clone().requires_grad_(), fill_value=[7, 8])
+    with pytest.raises(TypeError, match="inputs must be a sequence of tensors, not a Tensor"):
+        odt.join(a, 0)  # its rows, joined: torch.cat refuses a tensor for its sequence too
+    with pytest.raises(TypeError):
+        torch.cat(a, 0)
+    # A 0-d x's fill_value is checked as any other's.
+    with pytest.raises(TypeError, match="fill_value must be an integer"):
+        odt.nonzero(torch.tensor(1.0), fill_value="abc")
 
 
 def test_opcheck():
@@ -174,6 +210,10 @@ def test_gradients():
     first, _ = odt.split(x, [2, 3], 0)
     first.sum().backward()
     assert torch.equal(x.grad, torch.cat([torch.ones(2, 3), torch.zeros(3, 3)]).double())
+    # torch.autograd.functional, which docs/python.md names for what torch.func cannot do here.
+    v = torch.randn(3, dtype=torch.float64, generator=g)
+    assert torch.equal(torch.autograd.functional.jacobian(lambda p: odt.join([p, 2 * p], 0), v),
+                       torch.cat([torch.eye(3), 2 * torch.eye(3)]).double())
 
 
 def test_no_hidden_copies():
