@@ -55,6 +55,15 @@ class _Args(NamedTuple):
 
 def _parse(op, x, dim, group):
     """(local tensor, sharded dim or None, group, mesh) of one argument."""
+    local, d, group, mesh = _parse_layout(op, x, dim, group)
+    if local.layout != torch.strided:
+        raise opendml.UnsupportedError(f"{op}: the piece is a {local.layout} tensor; opendml.distributed takes strided ones")
+    # A lazily negated or conjugated view (z.conj(), its .imag) as the values it stands for: the
+    # pieces go to the array layer and the collectives as their bits. Free where neither flag is set.
+    return local.resolve_conj().resolve_neg(), d, group, mesh
+
+
+def _parse_layout(op, x, dim, group):
     if DTensor is not None and isinstance(x, DTensor):
         mesh = x.device_mesh
         if mesh.ndim != 1:
@@ -126,7 +135,7 @@ def _arguments(op: str, xs, dim, group, validate: bool, args) -> _Args:
         return _Args(locals_, d, g, mesh, rank, world, [chunk_sizes(s[d], world) for s in shapes], shapes)
 
     # The arguments go as their repr: whatever they are, it pickles, and equal values compare equal.
-    mine = (problem, repr(args), d, [(str(t.dtype), t.device.type, tuple(t.shape)) for t in locals_])
+    mine = (problem, repr(args), d, [(str(t.dtype), t.device.type, tuple(t.shape)) for t in locals_], mesh is not None)
     every = [None] * world
     dist.all_gather_object(every, mine, group=g)
     for r, (p, *_) in enumerate(every):
@@ -136,6 +145,9 @@ def _arguments(op: str, xs, dim, group, validate: bool, args) -> _Args:
     for r, other in enumerate(every):
         if other[1] != first[1]:
             raise opendml.Error(f"{op}: the ranks disagree on the arguments: rank 0 has {first[1]}, rank {r} has {other[1]}")
+        if other[4] != first[4]:
+            kinds = {True: "DTensors", False: "plain tensors"}
+            raise opendml.Error(f"{op}: rank {r} passes {kinds[other[4]]}, rank 0 {kinds[first[4]]}; the ranks must pass one kind")
         if other[2] != first[2] or len(other[3]) != len(first[3]):
             raise opendml.Error(f"{op}: rank {r} has {len(other[3])} inputs sharded along {other[2]}, rank 0 {len(first[3])} sharded along {first[2]}; "
                                 f"the ranks must agree (None: replicated)")
@@ -152,6 +164,15 @@ def _arguments(op: str, xs, dim, group, validate: bool, args) -> _Args:
     if mesh is not None and any(s != chunk_sizes(sum(s), world) for s in sizes):  # DTensor keeps to it; checked all the same
         raise opendml.UnsupportedError(f"{op}: the DTensor's shards {sizes} do not follow torch.chunk's sizes")
     return _Args(locals_, d, g, mesh, rank, world, sizes, shapes)
+
+
+def _axis_key(axis, x):
+    """An axis as the ranks compare it: one integer for -1 and ndim - 1, NumPy's or Python's, where x
+    is a tensor with that axis; anything else as it is (the shape rules refuse it on every rank)."""
+    ndim = getattr(x, "ndim", None)
+    if isinstance(axis, numbers.Integral) and not isinstance(axis, bool) and isinstance(ndim, int) and -ndim <= axis < ndim:
+        return int(axis) % ndim
+    return axis
 
 
 def _with(shape, d, n) -> tuple:
@@ -251,7 +272,8 @@ def join(inputs, axis: int = 0, *, dim: Optional[int] = None, group=None, replic
     (one all-to-all), and when none do nothing is sent. With replicated=True, every rank gets the
     whole result instead (one all-gather, then one JOIN)."""
     op = "opendml.distributed.join"
-    a = _arguments(op, inputs, dim, group, validate, ("join", axis, replicated))
+    first = inputs[0] if isinstance(inputs, (list, tuple)) and inputs else None
+    a = _arguments(op, inputs, dim, group, validate, ("join", _axis_key(axis, first), replicated))
     shape = join_shape(op, [SimpleNamespace(dtype=t.dtype, ndim=len(s), shape=s) for s, t in zip(a.shapes, a.locals)], axis)  # the global shapes
     axis = normalize_axis(op, axis, len(shape))
     if a.dim is None:
@@ -282,7 +304,7 @@ def split(x, sizes, axis: int = 0, *, dim: Optional[int] = None, group=None, val
     listed = isinstance(sizes, (list, tuple)) and all(isinstance(n, numbers.Integral) for n in sizes)
     if listed:
         sizes = [int(n) for n in sizes]
-    a = _arguments(op, [x], dim, group, validate, ("split", sizes, axis))
+    a = _arguments(op, [x], dim, group, validate, ("split", sizes, _axis_key(axis, x)))
     shape = a.shapes[0]
     axis = normalize_axis(op, axis, len(shape))
     if not isinstance(sizes, int) and not listed:

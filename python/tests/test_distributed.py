@@ -356,6 +356,26 @@ def case_split():
                 _equal(p, _shard(w, d).cpu())
 
 
+def case_lazy_views():
+    """Shards that are lazily conjugated or negated views (z.conj(), its .imag): the values they stand
+    for, as torch's operators take them, on every path (the pieces went to the array layer and the
+    collectives as their raw bits, and failed on some ranks while the others waited)."""
+    z = torch.complex(_global((9, 4), torch.float32, 0.7, seed=41), _global((9, 4), torch.float32, 0.7, seed=42))
+    sizes = [2] * (dist.get_world_size() - 1) + [9 - 2 * (dist.get_world_size() - 1)]  # uneven
+    conj, imag = _shard(z, 0, sizes).conj(), _shard(z, 0, sizes).conj().imag
+    assert conj.is_conj() and imag.is_neg()
+    for part, whole in ((conj, z.conj().resolve_conj()), (imag, z.conj().imag.resolve_neg())):
+        _equal(odd.join([part, part], 0, dim=0, replicated=True), torch.cat([whole, whole], 0))
+        _equal(odd.join([part, part], 1, dim=0, replicated=True), torch.cat([whole, whole], 1))
+        got = odd.split(part, [3, 6], 0, dim=0)
+        for p, w in zip(got, torch.split(whole, [3, 6], 0)):
+            _equal(_gathered(p, 0), w)
+    coords, total = odd.nonzero(imag, dim=0, gather=True)
+    want = torch.nonzero(z.conj().imag.resolve_neg())
+    _equal(total, torch.tensor([len(want)]))
+    _equal(coords[: len(want)], want)
+
+
 def case_dtensor_join_split():
     from torch.distributed.tensor import Replicate, Shard, distribute_tensor
 
@@ -464,6 +484,8 @@ def case_no_host_wait():
 
 
 def case_mismatches_raise_on_every_rank():
+    import numpy as np
+
     rank, dev = dist.get_rank(), _device()
     last = dist.get_world_size() - 1
     x = torch.ones(4, 3, device=dev)
@@ -509,9 +531,18 @@ def case_mismatches_raise_on_every_rank():
         odd.nonzero(x, dim=1.0)
     with pytest.raises(opendml.Error, match="count is 0"):
         odd.chunk_sizes(5, 0)
-    # Sizes that are the same numbers compare equal, as a tuple or a list, as ints or NumPy's.
-    import numpy as np
+    # A DTensor on one rank and a plain tensor on another, and a sparse piece on one rank, raise on
+    # every rank (the one rank raised after the exchange, and the others waited in a collective).
+    from torch.distributed.tensor import Shard, distribute_tensor
 
+    xd = distribute_tensor(torch.ones(4 * dist.get_world_size(), 3, device=dev), _mesh(), [Shard(0)])
+    with pytest.raises(opendml.Error, match="rank %d passes plain tensors, rank 0 DTensors" % last):
+        odd.nonzero(xd.to_local() if rank == last else xd, dim=0 if rank == last else None)
+    with pytest.raises(opendml.UnsupportedError, match=r"torch.sparse_coo tensor; .* takes strided ones \(on rank %d\)" % last):
+        odd.nonzero(x.to_sparse() if rank == last else x, dim=0)
+    # One axis written two ways is the same axis.
+    assert odd.join([x, x], -1 if rank == last else np.int64(1), dim=0).shape == (4, 6)
+    # Sizes that are the same numbers compare equal, as a tuple or a list, as ints or NumPy's.
     world = dist.get_world_size()
     sizes = (1, 4 * world - 1)
     parts = odd.split(x, sizes if rank == last else [np.int64(sizes[0]), sizes[1]], 0, dim=0)
@@ -540,7 +571,8 @@ def case_benchmark(path):
 
 
 CASES = [case_nonzero, case_nonzero_any_sizes, case_gathered_nonzero_reads_the_gathered_input, case_nonzero_dtensor, case_nonzero_validate_off,
-         case_subgroups, case_join, case_split, case_dtensor_join_split, case_no_movement_when_pieces_line_up, case_mismatches_raise_on_every_rank]
+         case_subgroups, case_join, case_split, case_dtensor_join_split, case_lazy_views, case_no_movement_when_pieces_line_up,
+         case_mismatches_raise_on_every_rank]
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.__name__[5:])
