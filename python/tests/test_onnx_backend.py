@@ -185,6 +185,12 @@ def test_unsupported_operators_and_devices():
     assert not backend.supports_device("CUDA")
     with pytest.raises(NotImplementedError, match="CUDA"):
         backend.run_node(node("NonZero", ["x"], ["y"]), [np.ones(2)], device="CUDA")
+    # Names ONNX has no device for: not supported, as ONNX Runtime's backend says (an AttributeError
+    # escaped from onnx's Device).
+    for name in ("GPU", "cpu", "TPU", ""):
+        assert not backend.supports_device(name)
+        with pytest.raises(NotImplementedError, match="runs on the CPU device"):
+            backend.run_node(node("NonZero", ["x"], ["y"]), [np.ones(2)], device=name)
 
 
 def chained_model():
@@ -218,11 +224,51 @@ def test_a_graph_of_several_nodes():
     with pytest.raises(opendml.Error, match="input 'x' is INT32 but the model declares FLOAT"):
         rep.run([x.astype(np.int32)])
     with pytest.raises(opendml.Error, match=r"no value for the model inputs \['x'\]"):
-        rep.run({"y": x})
+        rep.run({})
+    # Only graph inputs are taken by name, as ONNX Runtime takes them: not a name the model lacks,
+    # nor an initializer that is no graph input (a constant, which a dict replaced).
+    for extra in ("y", "sizes"):
+        with pytest.raises(opendml.Error, match=r"the model has no inputs named \['%s'\]" % extra):
+            rep.run({"x": x, extra: np.array([2, 2, 2], np.int64)})
     # The declared shape, as ONNX Runtime checks it (this model declares [2, 6]).
     for bad in (x.reshape(12), x.reshape(3, 4)):
         with pytest.raises(opendml.Error, match=r"input 'x' has shape \[.*\] but the model declares \[2, 6\]"):
             rep.run([bad])
+
+
+def test_initializers_that_are_inputs_and_sparse_initializers():
+    """An initializer that is also a graph input may be given a value, checked against what the model
+    declares; a sparse initializer is the dense array it stands for (it was read as missing: KeyError)."""
+    f = TensorProto.FLOAT
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    c = numpy_helper.from_array(np.ones((2, 3), np.float32), "c")
+    graph = helper.make_graph([node("Concat", ["x", "c"], ["y"], axis=0)], "g",
+                              [helper.make_tensor_value_info(n, f, [2, 3]) for n in ("x", "c")],
+                              [helper.make_tensor_value_info("y", f, [4, 3])], [c])
+    rep = backend.prepare(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
+    assert np.array_equal(rep.run([x])[0], np.concatenate([x, np.ones((2, 3))]))
+    assert np.array_equal(rep.run({"x": x, "c": 2 * x})[0], np.concatenate([x, 2 * x]))
+    with pytest.raises(opendml.Error, match=r"input 'c' has shape \[5, 3\] but the model declares \[2, 3\]"):
+        rep.run({"x": x, "c": np.ones((5, 3), np.float32)})
+    sparse = helper.make_sparse_tensor(numpy_helper.from_array(np.array([7.0, 5.0], np.float32), "s"),
+                                       numpy_helper.from_array(np.array([0, 4], np.int64), "i"), [2, 3])
+    graph = helper.make_graph([node("Concat", ["x", "s"], ["y"], axis=0)], "g", [helper.make_tensor_value_info("x", f, [2, 3])],
+                              [helper.make_tensor_value_info("y", f, [4, 3])], sparse_initializer=[sparse])
+    (y,) = backend.prepare(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])).run([x])
+    assert np.array_equal(y, np.concatenate([x, [[7, 0, 0], [0, 5, 0]]]))
+
+
+def test_unaligned_arrays_are_taken():
+    """A C-contiguous array at an address that is no multiple of its element size, as ONNX Runtime
+    takes it (the array layer refused it)."""
+    u = np.ndarray((2, 6), np.float32, np.arange(49, dtype=np.uint8).data, 1)
+    assert not u.flags.aligned and u.flags.c_contiguous
+    (y,) = backend.run_node(node("Concat", ["a", "b"], ["y"], axis=1), [u, u])
+    assert np.array_equal(y, np.concatenate([u, u], 1), equal_nan=True)
+    parts = backend.run_node(node("Split", ["x"], ["p", "q"], axis=1, num_outputs=2), [u], opset_version=18)
+    assert all(np.array_equal(p, w, equal_nan=True) for p, w in zip(parts, np.split(u, 2, 1)))
+    (where,) = backend.run_node(node("NonZero", ["x"], ["y"]), [u])
+    assert np.array_equal(where, np.argwhere(u).T)
 
 
 def test_what_onnx_runtime_refuses_or_takes_at_the_edges():
@@ -233,6 +279,10 @@ def test_what_onnx_runtime_refuses_or_takes_at_the_edges():
         backend.run_node(node("Split", ["x"], list("abcd"), axis=1, num_outputs=4), [x], opset_version=18)
     parts = backend.run_node(node("Split", ["x"], list("abcd"), axis=1, num_outputs=4), [np.ones((2, 6))], opset_version=18)
     assert [p.shape[1] for p in parts] == [2, 2, 2, 0]
+    # The 'split' input is a 1-D int64 tensor, as ONNX Runtime requires.
+    for split in (np.array([2, 3], np.int32), np.array([[2, 3]]), np.array(5)):
+        with pytest.raises(opendml.Error, match="ONNX takes a 1-D int64 tensor"):
+            backend.run_node(node("Split", ["x", "s"], ["a", "b"], axis=1), [x, split], opset_version=13)
     with pytest.raises(opendml.Error, match="not both"):
         backend.run_node(node("Split", ["x", "s"], ["a", "b"], axis=1, num_outputs=2), [x, np.array([2, 3])], opset_version=18)
     # Concat's axis was optional before opset 4, with 1 as its default.

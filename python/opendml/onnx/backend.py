@@ -20,8 +20,12 @@ def _split_sizes(node: onnx.NodeProto, inputs: list, opset: int, axis_size: int)
     attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
     count = len(node.output)
     given = None
-    if len(inputs) > 1 and inputs[1] is not None:  # opset 13+: the 'split' input
-        given = [int(s) for s in np.asarray(inputs[1]).reshape(-1)]
+    if len(inputs) > 1 and inputs[1] is not None:  # opset 13+: the 'split' input, a 1-D int64 tensor
+        split = np.asarray(inputs[1])
+        if split.dtype != np.int64 or split.ndim != 1:
+            raise opendml.Error(f"opendml.onnx: Split: the 'split' input is {split.dtype} of shape {list(split.shape)}; "
+                                "ONNX takes a 1-D int64 tensor")
+        given = [int(s) for s in split]
     elif "split" in attrs:  # before opset 13: the 'split' attribute
         given = list(attrs["split"])
     if given is not None and "num_outputs" in attrs:
@@ -42,6 +46,18 @@ def _split_sizes(node: onnx.NodeProto, inputs: list, opset: int, axis_size: int)
                                 f"parts of {sizes[0]} with only the last one smaller")
         return sizes
     return equal_parts("opendml.onnx: Split", axis_size, count)
+
+
+def _dense(sparse: onnx.SparseTensorProto) -> np.ndarray:
+    """A sparse initializer as the dense array it stands for: its values at its indices (flat, or a
+    row of coordinates each), zeros elsewhere."""
+    values, indices = numpy_helper.to_array(sparse.values), numpy_helper.to_array(sparse.indices)
+    dense = np.zeros(tuple(sparse.dims), values.dtype)
+    if indices.ndim == 1:
+        dense.reshape(-1)[indices] = values
+    else:
+        dense[tuple(indices.T)] = values
+    return dense
 
 
 def check_operator(node: onnx.NodeProto) -> None:
@@ -80,6 +96,8 @@ class OpenDMLBackendRep(base.BackendRep):
         for node in self._nodes:
             check_operator(node)
         self._constants = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+        self._constants.update({t.values.name: _dense(t) for t in graph.sparse_initializer})
+        # The inputs run() takes by position; a graph input with an initializer may be given by name.
         self._inputs = [i.name for i in graph.input if i.name not in self._constants]
         self._types = {i.name: i.type.tensor_type.elem_type for i in graph.input}
         # Declared shapes: a dimension's size, or None where it is symbolic; None for no shape at all.
@@ -89,8 +107,14 @@ class OpenDMLBackendRep(base.BackendRep):
 
     def run(self, inputs, **kwargs):
         values = dict(self._constants)
+        given = list(self._inputs)
         if isinstance(inputs, dict):
+            # As ONNX Runtime takes them: graph inputs only, not the constants of other initializers.
+            unknown = [n for n in inputs if n not in self._types]
+            if unknown:
+                raise opendml.Error(f"opendml.onnx: the model has no inputs named {unknown} (its inputs: {list(self._types)})")
             values.update(inputs)
+            given += [n for n in inputs if n not in self._inputs]
         else:
             inputs = [inputs] if isinstance(inputs, np.ndarray) else list(inputs)
             if len(inputs) != len(self._inputs):
@@ -99,7 +123,7 @@ class OpenDMLBackendRep(base.BackendRep):
         missing = [n for n in self._inputs if n not in values]
         if missing:
             raise opendml.Error(f"opendml.onnx: no value for the model inputs {missing}")
-        for name in self._inputs:
+        for name in given:
             values[name] = np.asarray(values[name])
             declared, given = TensorProto.DataType.Name(self._types[name]), ops.type_name(values[name])
             if self._types[name] and declared != given:
@@ -121,7 +145,10 @@ class OpenDMLBackend(base.Backend):
 
     @classmethod
     def supports_device(cls, device: str) -> bool:
-        return base.Device(device).type == base.DeviceType.CPU
+        try:
+            return base.Device(device).type == base.DeviceType.CPU
+        except (AttributeError, KeyError, TypeError, ValueError):  # a name ONNX has no device for
+            return False
 
     @classmethod
     def _check_device(cls, device: str) -> None:

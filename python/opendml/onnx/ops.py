@@ -72,7 +72,7 @@ def _check_type(op: str, x: np.ndarray, unsupported: dict) -> None:
 def _words(x: np.ndarray, axis: int) -> np.ndarray:
     """A C-contiguous array as [outer, x.shape[axis], inner] unsigned words: JOIN and SPLIT move
     bits, so one path serves every type and rank (complex128 moves as pairs of 64-bit words)."""
-    x = np.ascontiguousarray(x)
+    x = np.require(x, requirements=["C", "A"])  # an unaligned array too is copied (the array layer wants aligned ones)
     width = math.gcd(x.dtype.itemsize, 8)
     outer = math.prod(x.shape[:axis])
     inner = math.prod(x.shape[axis + 1 :])
@@ -85,8 +85,8 @@ def nonzero(x: np.ndarray) -> np.ndarray:
     _check_type("NonZero", x, NONZERO_UNSUPPORTED)
     if x.ndim > _MAX_RANK:
         raise opendml.UnsupportedError(f"opendml.onnx: NonZero of rank {x.ndim}: NONZERO_COORDINATES takes at most 8 dimensions")
-    if any(stride < 0 for stride in x.strides):  # a reversed view: DirectML's strides are unsigned
-        x = np.ascontiguousarray(x)
+    if any(stride < 0 for stride in x.strides) or not x.flags.aligned:  # DirectML's strides are unsigned
+        x = np.require(x, requirements=["C", "A"])
     view = x.view(ZERO_TEST_AS.get(x.dtype.name, x.dtype)).reshape(x.shape or (1,))
     # int64, as ONNX asks, through opendml's 64-bit indices extension (which also takes inputs past
     # 2^32 - 1 elements).
