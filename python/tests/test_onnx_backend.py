@@ -250,12 +250,14 @@ def test_initializers_that_are_inputs_and_sparse_initializers():
     assert np.array_equal(rep.run({"x": x, "c": 2 * x})[0], np.concatenate([x, 2 * x]))
     with pytest.raises(opendml.Error, match=r"input 'c' has shape \[5, 3\] but the model declares \[2, 3\]"):
         rep.run({"x": x, "c": np.ones((5, 3), np.float32)})
-    sparse = helper.make_sparse_tensor(numpy_helper.from_array(np.array([7.0, 5.0], np.float32), "s"),
-                                       numpy_helper.from_array(np.array([0, 4], np.int64), "i"), [2, 3])
-    graph = helper.make_graph([node("Concat", ["x", "s"], ["y"], axis=0)], "g", [helper.make_tensor_value_info("x", f, [2, 3])],
-                              [helper.make_tensor_value_info("y", f, [4, 3])], sparse_initializer=[sparse])
-    (y,) = backend.prepare(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])).run([x])
-    assert np.array_equal(y, np.concatenate([x, [[7, 0, 0], [0, 5, 0]]]))
+    # Indices flat, or as a row of coordinates each ([count, rank]): the two forms ONNX allows.
+    for indices in (np.array([0, 4], np.int64), np.array([[0, 0], [1, 1]], np.int64)):
+        sparse = helper.make_sparse_tensor(numpy_helper.from_array(np.array([7.0, 5.0], np.float32), "s"),
+                                           numpy_helper.from_array(indices, "i"), [2, 3])
+        graph = helper.make_graph([node("Concat", ["x", "s"], ["y"], axis=0)], "g", [helper.make_tensor_value_info("x", f, [2, 3])],
+                                  [helper.make_tensor_value_info("y", f, [4, 3])], sparse_initializer=[sparse])
+        (y,) = backend.prepare(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])).run([x])
+        assert np.array_equal(y, np.concatenate([x, [[7, 0, 0], [0, 5, 0]]])), indices.shape
 
 
 def test_unaligned_arrays_are_taken():
