@@ -107,14 +107,14 @@ class OpenDMLBackendRep(base.BackendRep):
 
     def run(self, inputs, **kwargs):
         values = dict(self._constants)
-        given = list(self._inputs)
+        fed = list(self._inputs)  # the names given values, which are checked
         if isinstance(inputs, dict):
             # As ONNX Runtime takes them: graph inputs only, not the constants of other initializers.
             unknown = [n for n in inputs if n not in self._types]
             if unknown:
                 raise opendml.Error(f"opendml.onnx: the model has no inputs named {unknown} (its inputs: {list(self._types)})")
             values.update(inputs)
-            given += [n for n in inputs if n not in self._inputs]
+            fed += [n for n in inputs if n not in self._inputs]
         else:
             inputs = [inputs] if isinstance(inputs, np.ndarray) else list(inputs)
             if len(inputs) != len(self._inputs):
@@ -123,7 +123,7 @@ class OpenDMLBackendRep(base.BackendRep):
         missing = [n for n in self._inputs if n not in values]
         if missing:
             raise opendml.Error(f"opendml.onnx: no value for the model inputs {missing}")
-        for name in given:
+        for name in fed:
             values[name] = np.asarray(values[name])
             declared, given = TensorProto.DataType.Name(self._types[name]), ops.type_name(values[name])
             if self._types[name] and declared != given:
