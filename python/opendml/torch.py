@@ -256,12 +256,12 @@ def join(inputs: Sequence[torch.Tensor], axis: int = 0) -> torch.Tensor:
 def split(x: torch.Tensor, sizes, axis: int = 0) -> list:
     """opendml::split: parts of the given sizes along axis, or `sizes` equal parts when an int."""
     op = "opendml.torch.split"
-    if type(axis) is not int:
+    if type(axis) is not int:  # before the count's parts are worked out along it
         _integers(op, axis=axis)
     if not isinstance(sizes, (list, tuple, torch.Size)) and hasattr(type(sizes), "__index__"):  # a count
         sizes = equal_parts(op, x.shape[normalize_axis(op, axis, x.dim())], operator.index(sizes))
     sizes = list(sizes)
     if type(axis) is int and all(type(s) is int for s in sizes) and _eager((x,)):
         return _split(x, sizes, axis)
-    _integers(op, axis=axis, sizes=sizes)
+    _integers(op, sizes=sizes)  # the axis is checked above
     return torch.ops.opendml.split(x, sizes, axis)
