@@ -114,6 +114,22 @@ TEST(Validation, OutputInterleavedOverlapRejected) {
   EXPECT_TRUE(create_fails(d, kInvalid, {"JOIN: OutputTensor.Strides {3, 2}", "same address"}));
 }
 
+// Two dimensions that collide on their own are refused as overlapping whatever the size, before
+// any listing of addresses: (3,0) and (0,2) with strides {2, 3}, in a tensor far past what the
+// listing takes, and after another output has used all of it, in either order.
+TEST(Validation, OutputPairwiseCollisionRejectedAtAnySize) {
+  const uint32_t big = 1u << 21;
+  const OpDesc join = OpDesc::join({spec(kF32, {4, big})}, spec(kF32, {4, big}, Shape{2, 3}), 1);
+  EXPECT_TRUE(create_fails(join, kInvalid, {"JOIN: OutputTensor.Strides {2, 3} give elements {3, 0} and {0, 2}"}));
+  const auto budget_eater = spec(kF32, {4, 1u << 20}, Shape{3, 4});  // disjoint, 2^22 elements: the whole listing
+  const auto overlapping = spec(kF32, {4, 3}, Shape{2, 3});
+  const uint32_t columns = (1u << 20) + 3;
+  EXPECT_TRUE(create_fails(OpDesc::split(spec(kF32, {4, columns}), {budget_eater, overlapping}, 1), kInvalid,
+                           {"OutputTensors[1].Strides {2, 3}", "same address"}));
+  EXPECT_TRUE(create_fails(OpDesc::split(spec(kF32, {4, columns}), {overlapping, budget_eater}, 1), kInvalid,
+                           {"OutputTensors[0].Strides {2, 3}", "same address"}));
+}
+
 // Interleaved but disjoint: i*3 + j*2 over {3,3} gives nine different offsets.
 TEST(Validation, OutputInterleavedDisjointStridesAccepted) {
   EXPECT_TRUE(

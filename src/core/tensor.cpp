@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <numeric>
 #include <vector>
 
 #include "core/data_type.h"
@@ -45,8 +46,10 @@ std::string coordinate_string(uint64_t index, const Dims& sizes, uint32_t rank) 
 
 // Rule 4 for outputs: no two logical elements may share an address. Sorted by stride, a layout
 // whose every stride exceeds the span of the smaller ones is disjoint; layouts that fail that test
-// are either caught by a stride that is a small multiple of a smaller one (a certain collision),
-// enumerated when small, or refused as unprovable.
+// are either caught by a pair of dimensions that collide on their own (a certain collision),
+// enumerated when small, or refused as unprovable. Dimensions j and k of strides s_j and s_k, g their
+// greatest common divisor, collide on their own exactly when s_k / g < size_j and s_j / g < size_k:
+// coordinate s_k / g along j and s_j / g along k are both at offset s_j * s_k / g.
 Status check_output_strides(const Tensor& t, std::string_view where, OverlapBudget& budget) {
   struct Dim {
     uint64_t stride, size;
@@ -71,11 +74,12 @@ Status check_output_strides(const Tensor& t, std::string_view where, OverlapBudg
   for (size_t k = 0; k < dims.size(); ++k) {
     if (dims[k].stride <= span) {
       for (size_t j = 0; j < k; ++j) {
-        const uint64_t multiple = dims[k].stride / dims[j].stride;
-        if (dims[k].stride % dims[j].stride == 0 && multiple < dims[j].size) {
+        const uint64_t g = std::gcd(dims[j].stride, dims[k].stride);
+        const uint64_t along_j = dims[k].stride / g, along_k = dims[j].stride / g;
+        if (along_j < dims[j].size && along_k < dims[k].size) {
           Dims a{}, b{};
-          a[dims[j].index] = multiple;
-          b[dims[k].index] = 1;
+          a[dims[j].index] = along_j;
+          b[dims[k].index] = along_k;
           return collision(dims_to_string(a, t.rank), dims_to_string(b, t.rank));
         }
       }
