@@ -24,6 +24,14 @@ TEST(CalcBufferTensorSize, PackedIsElementCountTimesElementSize) {
   EXPECT_EQ(calc(DML_TENSOR_DATA_TYPE_UINT32, {1, 1, 1, 1, 1, 1, 1, 7}), 28u);
 }
 
+// No dimensions: one element (the empty product), with or without strides, rounded up to 4 bytes.
+TEST(CalcBufferTensorSize, NoDimensionsIsOneElement) {
+  const UINT unused = 7;
+  EXPECT_EQ(DMLCalcBufferTensorSize(DML_TENSOR_DATA_TYPE_FLOAT64, 0, &unused, nullptr), 8u);
+  EXPECT_EQ(DMLCalcBufferTensorSize(DML_TENSOR_DATA_TYPE_FLOAT32, 0, &unused, &unused), 4u);
+  EXPECT_EQ(DMLCalcBufferTensorSize(DML_TENSOR_DATA_TYPE_UINT8, 0, &unused, nullptr), 4u);
+}
+
 // Element sizes: 8 for FLOAT64/UINT64/INT64, 4 for the 32-bit, 2 for the 16-bit, 1 for the 8-bit.
 TEST(CalcBufferTensorSize, ElementSizeOfEveryType) {
   const std::pair<DML_TENSOR_DATA_TYPE, uint64_t> expected[] = {

@@ -187,6 +187,21 @@ odml_status create_with_offsets(const OpDesc& d, uint32_t extensions, std::vecto
       message);
 }
 
+// The operator's type is checked before what its extensions carry: an operator opendml does not
+// implement is UNSUPPORTED whatever extensions come with it, and an extension that does not apply
+// to JOIN says so before it asks for its values.
+TEST(Extension, OperatorTypeIsCheckedBeforeExtensionValues) {
+  OpDesc unknown = OpDesc::join({spec(kU8, {2, 3})}, spec(kU8, {2, 3}), 0);
+  store_raw(unknown.op().Type, 999);
+  std::string message;
+  EXPECT_EQ(create_with_offsets(unknown, kOffsets, {0, 0}, &message), ODML_STATUS_UNSUPPORTED);
+  EXPECT_NE(message.find("operator type 999 is not implemented"), std::string::npos) << message;
+  const OpDesc join = OpDesc::join({spec(kU8, {2, 3})}, spec(kU8, {2, 3}), 0);
+  EXPECT_EQ(create_with_offsets(join, kOffsets, {}, &message), kInvalid);
+  EXPECT_NE(message.find("ODML_EXTENSION_COORDINATE_OFFSETS applies to NONZERO_COORDINATES only"), std::string::npos)
+      << message;
+}
+
 TEST(Extension, CoordinateOffsetsAreCheckedAtCreation) {
   const OpDesc d = nonzero(kF32, {4, 6}, DML_TENSOR_DATA_TYPE_UINT32, {24, 2});
   std::string message;

@@ -21,7 +21,7 @@ using opendml::internal::Dims;
 using opendml::internal::NonzeroPlan;
 
 opendml::internal::Plan plan(const OpDesc& desc) {
-  auto def = opendml::internal::create_operator_def(&desc.get(), {});
+  auto def = opendml::internal::create_operator_def(&desc.get());
   if (!def.ok()) throw std::runtime_error(def.status().message());
   return opendml::internal::plan_operator(*def);
 }

@@ -165,9 +165,7 @@ odml_status odml_operator_create_with_options(odml_device device, const DML_OPER
   return record([&]() -> Status {
     if (device == nullptr) return null_argument("odml_operator_create", "device");
     if (op == nullptr) return null_argument("odml_operator_create", "op");
-    auto create = opendml::internal::read_create_options(feature_level, options);
-    if (!create.ok()) return create.status();
-    auto def = opendml::internal::create_operator_def(desc, std::move(*create));
+    auto def = opendml::internal::create_operator_def(desc, feature_level, options);
     if (!def.ok()) return def.status();
     *op = new odml_operator_s{device->device, std::move(*def)};
     return {};

@@ -65,34 +65,32 @@ Status read_column_values(const ColumnExtension& e, const odml_operator_options&
 
 }  // namespace
 
-Result<CreateOptions> read_create_options(DML_FEATURE_LEVEL feature_level, const odml_operator_options* options) {
-  CreateOptions create{feature_level, options == nullptr ? 0u : options->extensions, {}, {}};
-  if (options == nullptr) return create;
+Result<OperatorDef> create_operator_def(const DML_OPERATOR_DESC* desc, DML_FEATURE_LEVEL feature_level,
+                                        const odml_operator_options* options) {
+  if (desc == nullptr) return invalid_argument("the DML_OPERATOR_DESC is null");
+  CreateOptions create{
+      feature_level == 0 ? kHighestFeatureLevel : feature_level, options == nullptr ? 0u : options->extensions, {}, {}};
+  if (!is_known_feature_level(create.feature_level))
+    return invalid_argument("feature level 0x", std::hex, static_cast<unsigned>(create.feature_level),
+                            " is not a DML_FEATURE_LEVEL (1_0 = 0x1000 to 6_4 = 0x6400)");
   if ((create.extensions & ~uint32_t{ODML_EXTENSIONS_ALL}) != 0)
     return invalid_argument("extensions 0x", std::hex, create.extensions,
                             " name bits that are not odml_extension values (all: 0x", ODML_EXTENSIONS_ALL, ")");
-  for (const ColumnExtension& e : kColumnExtensions) ODML_RETURN_IF_ERROR(read_column_values(e, *options, create));
-  return create;
-}
-
-Result<OperatorDef> create_operator_def(const DML_OPERATOR_DESC* desc, CreateOptions options) {
-  if (desc == nullptr) return invalid_argument("the DML_OPERATOR_DESC is null");
-  if (options.feature_level == 0) options.feature_level = kHighestFeatureLevel;
-  if (!is_known_feature_level(options.feature_level))
-    return invalid_argument("feature level 0x", std::hex, static_cast<unsigned>(options.feature_level),
-                            " is not a DML_FEATURE_LEVEL (1_0 = 0x1000 to 6_4 = 0x6400)");
+  const OperatorEntry* entry = nullptr;
+  for (const OperatorEntry& e : kOperators)
+    if (e.type == desc->Type) entry = &e;
+  if (entry == nullptr)
+    return unsupported("operator type ", static_cast<int>(desc->Type), " is not implemented; opendml implements ",
+                       implemented_operators());
   for (const ColumnExtension& e : kColumnExtensions)
-    if (options.has(e.bit) && desc->Type != DML_OPERATOR_NONZERO_COORDINATES)
+    if (create.has(e.bit) && entry->type != DML_OPERATOR_NONZERO_COORDINATES)
       return invalid_argument(e.name, " applies to NONZERO_COORDINATES only");
-  for (const OperatorEntry& entry : kOperators) {
-    if (entry.type != desc->Type) continue;
-    if (desc->Desc == nullptr) return invalid_argument(entry.name, ": DML_OPERATOR_DESC.Desc is null");
-    Result<OperatorDef> def = entry.validate(desc->Desc, options);
-    if (def.ok()) def->entry = &entry;
-    return def;
-  }
-  return unsupported("operator type ", static_cast<int>(desc->Type), " is not implemented; opendml implements ",
-                     implemented_operators());
+  if (options != nullptr)
+    for (const ColumnExtension& e : kColumnExtensions) ODML_RETURN_IF_ERROR(read_column_values(e, *options, create));
+  if (desc->Desc == nullptr) return invalid_argument(entry->name, ": DML_OPERATOR_DESC.Desc is null");
+  Result<OperatorDef> def = entry->validate(desc->Desc, create);
+  if (def.ok()) def->entry = entry;
+  return def;
 }
 
 Plan plan_operator(const OperatorDef& op) { return op.entry->plan(op); }

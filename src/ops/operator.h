@@ -55,12 +55,12 @@ struct OperatorEntry {
   Plan (*plan)(const OperatorDef& op);
 };
 
-// Copies the C ABI's odml_operator_options (null: none) into CreateOptions, checking what can be
-// checked without the operator: unknown bits, and the count of each extension's per-column values.
-Result<CreateOptions> read_create_options(DML_FEATURE_LEVEL feature_level, const odml_operator_options* options);
-
-// Validates desc: the operator's row, after the checks every operator shares.
-Result<OperatorDef> create_operator_def(const DML_OPERATOR_DESC* desc, CreateOptions options);
+// Validates desc with the C ABI's options (null: none; a feature level of 0 means the highest): the
+// checks every operator shares (docs/contract.md section 4: the desc, the feature level, extension
+// bits, the operator type, which extensions apply to it and their per-column values), then the
+// operator's row.
+Result<OperatorDef> create_operator_def(const DML_OPERATOR_DESC* desc, DML_FEATURE_LEVEL feature_level = {},
+                                        const odml_operator_options* options = nullptr);
 
 // Plans a validated operator for any backend.
 Plan plan_operator(const OperatorDef& op);
