@@ -138,6 +138,23 @@ TEST(Plan, WideningLimitedByGuaranteedBaseOffsetAlignment) {
   }
 }
 
+// An OWNED_BY_DML input is read from its copy in the persistent region, which is only a multiple of
+// 256 bytes from the region's start, whatever larger GuaranteedBaseOffsetAlignment the desc gives.
+TEST(Plan, OwnedInputsAreReadAtThePersistentRegionsAlignment) {
+  for (const auto& [flags, want] : std::vector<std::pair<DML_TENSOR_FLAGS, uint32_t>>{
+           {DML_TENSOR_FLAG_OWNED_BY_DML, 256}, {DML_TENSOR_FLAG_NONE, 1024}}) {
+    TensorSpec in = spec(kF32, {64});
+    in.flags = flags;
+    in.alignment = 1024;
+    EXPECT_EQ(copy_plan(OpDesc::join({in}, spec(kF32, {64}), 0)).items[0].src_alignment, want) << flags;
+    EXPECT_EQ(nonzero_plan(OpDesc::nonzero(in, spec(DML_TENSOR_DATA_TYPE_UINT32, {1}),
+                                           spec(DML_TENSOR_DATA_TYPE_UINT32, {64, 1})))
+                  .input_alignment,
+              want)
+        << flags;
+  }
+}
+
 TEST(Plan, NonContiguousInnerDimensionIsNotWidened) {
   const CopyPlan p = copy_plan(OpDesc::join({spec(kF32, {4, 8}, Shape{1, 4})}, spec(kF32, {4, 8}), 0));
   expect_item(p.items[0], {0, 0, 4, {4, 8}, {1, 4}, {8, 1}, 0, 0});

@@ -31,6 +31,13 @@ struct Tensor {
   uint32_t base_alignment = 0;  // what a bound address is a multiple of (16 unless the desc says)
 
   uint64_t element_count() const;
+  // What the address the operator reads at execute is a multiple of: base_alignment, except that
+  // an OWNED_BY_DML input is read from its copy in the persistent region, at a multiple of
+  // DML_PERSISTENT_BUFFER_ALIGNMENT (docs/contract.md section 5).
+  uint32_t read_alignment() const {
+    return owned_by_dml && base_alignment > DML_PERSISTENT_BUFFER_ALIGNMENT ? DML_PERSISTENT_BUFFER_ALIGNMENT
+                                                                            : base_alignment;
+  }
 };
 
 enum class Role { kInput, kOutput };

@@ -162,7 +162,7 @@ CopyPlan plan_join_split(const OperatorDef& op) {
     const uint64_t whole_offset = axis_offset * whole.strides[op.axis];
     item.src_offset = join ? 0 : whole_offset;
     item.dst_offset = join ? whole_offset : 0;
-    item.src_alignment = join ? piece.base_alignment : whole.base_alignment;
+    item.src_alignment = join ? piece.read_alignment() : whole.read_alignment();
     item.dst_alignment = join ? whole.base_alignment : piece.base_alignment;
     coalesce(item);
     widen(item, plan.element_bytes, std::min(item.src_alignment, item.dst_alignment));

@@ -175,7 +175,7 @@ NonzeroPlan plan_nonzero_coordinates(const OperatorDef& op) {
   plan.element_bytes = type.bits / 8;
   plan.value_mask = static_cast<uint32_t>(value_mask(type));
   plan.element_count = input.element_count();
-  plan.input_alignment = input.base_alignment;
+  plan.input_alignment = input.read_alignment();
 
   const uint32_t r = coordinates.rank;
   plan.columns = static_cast<uint32_t>(coordinates.sizes[r - 1]);
