@@ -53,6 +53,7 @@ class _Torch:
         # What torch's own in-place operations do to a tensor they write, so that autograd sees an out=
         # tensor saved for a backward pass change (torch.autograd.graph.increment_version's C function).
         self.increment_version = getattr(torch._C, "_increment_version", None)
+        self.grad_enabled = torch.is_grad_enabled  # inputs that require grad: see check_gradient_kept
         self.tensor_type = torch.Tensor  # whose __dlpack_c_exchange_api__, where PyTorch has one, the extension uses
         self.fast_empty = _torch_alloc(torch.__version__)
 
@@ -132,8 +133,13 @@ _ADAPTERS = {"numpy": _NumPy, "torch": _Torch, "cupy": _CuPy, "jax": _Jax, "jaxl
 _made = {}
 
 
+def _root(array_type):
+    return getattr(array_type, "__module__", "").split(".")[0]
+
+
 def framework_of(array_type):
-    root = array_type.__module__.split(".")[0]
+    # A subclass defined elsewhere (a torch.Tensor subclass of one's own) is its library's.
+    root = next((_root(t) for t in array_type.__mro__ if _root(t) in _ADAPTERS), _root(array_type))
     if root not in _made:
         _made[root] = _ADAPTERS[root]() if root in _ADAPTERS else _Other(array_type.__qualname__)
     return _made[root]

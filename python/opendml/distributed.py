@@ -329,7 +329,8 @@ def _join_into(pieces: list, d: int, out: torch.Tensor) -> None:
     """One JOIN of the pieces along d into out (a strided view), their bits as they are."""
     pieces = [p for p in pieces if p.shape[d]]
     if pieces:
-        opendml.concat([_bits(p) for p in pieces], d, out=_bits(out))
+        with torch.no_grad():  # no autograd through this layer (docs/distributed.md): shards that require grad move as data
+            opendml.concat([_bits(p) for p in pieces], d, out=_bits(out))
 
 
 def _bytes(t: torch.Tensor) -> torch.Tensor:

@@ -325,7 +325,7 @@ void column_values(Call& call, nb::handle arg, int64_t n, const char* name, bool
   const auto one = [&](nb::handle v) {
     PyObject* index = PyNumber_Index(v.ptr());
     if (index == nullptr) {
-      PyErr_Clear();
+      clear_expected(PyExc_TypeError);
       invalid(what + " holds " + repr_of(v) + ", not an integer");
     }
     const nb::object i = nb::steal(index);
@@ -477,17 +477,22 @@ const std::string& join_split_key(char op, Call& call, uint32_t axis, uint32_t e
 }
 
 nb::object concat(nb::handle arrays_arg, int64_t axis, nb::handle out, nb::handle stream) {
-  // The arrays as a list or tuple, which holds each for the whole call: a sequence that makes its items
-  // as it is indexed (a NumPy array's rows, a class of one's own) would drop them, and the array
-  // layer keeps only their handles.
-  const nb::object held = nb::steal(PySequence_Fast(sequence(arrays_arg, {"concat: ", "arrays"}).ptr(), "arrays"));
+  // The arrays as a tuple of the call's own, which holds each for the whole call: the array layer
+  // keeps only their handles (a PyTorch tensor borrowed through its exchange API, its memory too),
+  // while a sequence that makes its items as it is indexed (a NumPy array's rows) would drop them,
+  // and a list can be changed meanwhile (by an item's __dlpack__, or by another thread while the
+  // call runs without the GIL).
+  const nb::object held = nb::steal(PySequence_Tuple(sequence(arrays_arg, {"concat: ", "arrays"}).ptr()));
   if (!held.is_valid()) throw nb::python_error();
   const nb::sequence arrays = nb::borrow<nb::sequence>(held);
   const size_t count = nb::len(arrays);
   if (count == 0) invalid("concat: arrays is empty; concatenation needs at least one array");
   Call call("concat: ", arrays[0], "arrays[0]", stream);
   BorrowedArrays in(count);
-  for (size_t i = 0; i < count; ++i) in[i] = call.take(arrays[i], {call.prefix, "arrays", int(i)}, false);
+  for (size_t i = 0; i < count; ++i) {
+    check_gradient_kept(arrays[i], {call.prefix, "arrays", int(i)});
+    in[i] = call.take(arrays[i], {call.prefix, "arrays", int(i)}, false);
+  }
   if (in[0].ndim == 0) invalid("concat: arrays[0] is 0-d; zero-dimensional arrays cannot be concatenated");
   const uint32_t a = normalize_axis(axis, in[0].ndim, call.prefix);
 
@@ -524,6 +529,7 @@ nb::object concat(nb::handle arrays_arg, int64_t axis, nb::handle out, nb::handl
 
 nb::list split(nb::handle x, nb::handle sizes, int64_t axis, nb::handle out, nb::handle stream) {
   Call call("split: ", x, "x", stream);
+  check_gradient_kept(x, {call.prefix, "x"});
   const Borrowed input = call.take(x, {call.prefix, "x"}, false);
   if (input.ndim == 0) invalid("split: x is 0-d; zero-dimensional arrays cannot be split");
   const uint32_t a = normalize_axis(axis, input.ndim, call.prefix);

@@ -25,6 +25,38 @@ namespace opendml::python {
 [[noreturn]] inline void invalid(const std::string& message) { throw Error(ODML_STATUS_INVALID_ARGUMENT, message); }
 [[noreturn]] inline void unsupported(const std::string& message) { throw Error(ODML_STATUS_UNSUPPORTED, message); }
 
+// Whether a Python exception must reach the caller as it was raised rather than be reported as a
+// bad argument: KeyboardInterrupt, SystemExit and the other BaseExceptions that are not Exceptions,
+// and MemoryError.
+inline bool passes_through(const nb::python_error& e) {
+  return !e.matches(PyExc_Exception) || e.matches(PyExc_MemoryError);
+}
+
+// After a Python call that failed with the error `expected` names (TypeError: not an integer), the
+// error is cleared for the caller to report in its own words; any other error is raised as it is.
+inline void clear_expected(PyObject* expected) {
+  if (!PyErr_ExceptionMatches(expected)) throw nb::python_error();
+  PyErr_Clear();
+}
+
+// A Python object made on first use and kept for the life of the process (never released: it may
+// outlive the interpreter). Not a function-local static's initialiser: making it can run Python
+// code that lets another thread take the GIL and then wait forever on that static's guard (a
+// deadlock when several threads make their first call at once). Called with the GIL held; threads
+// that race each make one, and the first kept wins.
+template <class Make>
+PyObject* kept_object(PyObject*& slot, Make&& make) {
+  if (slot == nullptr) {
+    PyObject* made = nb::object(make()).release().ptr();
+    if (slot == nullptr) {
+      slot = made;
+    } else {
+      Py_DECREF(made);
+    }
+  }
+  return slot;
+}
+
 // DirectML's sizes, strides and axes are 32-bit and unsigned.
 inline uint32_t to_uint32(int64_t value, const std::string& what) {
   if (value < 0 || value > int64_t(UINT32_MAX))
@@ -71,13 +103,13 @@ inline std::string operator+(const Name& name, const char* text) { return name.s
 inline int64_t integer(nb::handle value, const Name& what) {
   PyObject* index = PyNumber_Index(value.ptr());
   if (index == nullptr) {
-    PyErr_Clear();
+    clear_expected(PyExc_TypeError);
     invalid(what + " is a " + nb::type_name(value.type()).c_str() + "; it must be an integer");
   }
   const long long v = PyLong_AsLongLong(index);
   Py_DECREF(index);
   if (v == -1 && PyErr_Occurred()) {
-    PyErr_Clear();
+    clear_expected(PyExc_OverflowError);
     invalid(what + " does not fit in 64 bits");
   }
   return v;

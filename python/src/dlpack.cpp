@@ -85,13 +85,33 @@ void set_layout(Borrowed& b, int ndim, const int64_t* shape, const int64_t* stri
   if (ndim < 0) invalid(what + " says it has " + std::to_string(ndim) + " dimensions");
   if (ndim > 0 && shape == nullptr) invalid(what + " has no shape");
   b.ndim = ndim;
-  int64_t packed = 1;
-  for (int d = ndim - 1; d >= 0; --d) {
+  bool empty = false;
+  for (int d = 0; d < ndim; ++d) {
     if (shape[d] < 0)
       invalid(what + " has a size of " + std::to_string(shape[d]) + " in dimension " + std::to_string(d));
     b.shape[d] = shape[d];
+    empty = empty || shape[d] == 0;
+  }
+  // A producer may describe more elements, or a wider span, than 64 bits count (no array holds
+  // them): refused, since Borrowed::size() and extent_bytes() would wrap. (An empty array's
+  // packed strides are never used.)
+  int64_t packed = 1;
+  uint64_t last = 0;  // the largest element offset
+  bool wraps = false;
+  for (int d = ndim - 1; d >= 0; --d) {
     b.strides[d] = strides ? strides[d] : packed;
-    packed *= shape[d];
+    const uint64_t step = b.strides[d] < 0 ? uint64_t{0} - uint64_t(b.strides[d]) : uint64_t(b.strides[d]);
+    uint64_t reach = 0;
+    wraps = __builtin_mul_overflow(packed, shape[d], &packed) || wraps;
+    if (!empty)
+      wraps = __builtin_mul_overflow(uint64_t(shape[d] - 1), step, &reach) ||
+              __builtin_add_overflow(last, reach, &last) || wraps;
+  }
+  uint64_t bytes = 0;
+  if (!empty && (wraps || last == UINT64_MAX || __builtin_mul_overflow(last + 1, uint64_t{b.element_bytes}, &bytes))) {
+    std::string sizes;
+    for (int d = 0; d < ndim; ++d) sizes += (d ? ", " : "") + std::to_string(shape[d]);
+    invalid(what + " has shape (" + sizes + "), whose elements or span in bytes pass what 64 bits count");
   }
 }
 
@@ -195,10 +215,11 @@ std::unordered_map<PyTypeObject*, bool>& legacy_producers() {
 // array.__dlpack__(stream=..., max_version=(1, 0)) through vectorcall: this is on every call's path.
 nb::object call_dlpack(nb::handle array, Place place, intptr_t stream) {
   static PyObject* const name = PyUnicode_InternFromString("__dlpack__");
-  static PyObject* const version = nb::make_tuple(1, 0).release().ptr();
-  static PyObject* const kw_version = nb::make_tuple("max_version").release().ptr();
-  static PyObject* const kw_stream = nb::make_tuple("stream").release().ptr();
-  static PyObject* const kw_stream_version = nb::make_tuple("stream", "max_version").release().ptr();
+  static PyObject* slots[4] = {};
+  PyObject* const version = kept_object(slots[0], [] { return nb::make_tuple(1, 0); });
+  PyObject* const kw_version = kept_object(slots[1], [] { return nb::make_tuple("max_version"); });
+  PyObject* const kw_stream = kept_object(slots[2], [] { return nb::make_tuple("stream"); });
+  PyObject* const kw_stream_version = kept_object(slots[3], [] { return nb::make_tuple("stream", "max_version"); });
   // DLPack's stream numbers: 1 is CUDA's legacy default stream, which the null handle means here.
   nb::object stream_number = nb::int_(stream == 0 ? intptr_t(1) : stream);
   bool& legacy = legacy_producers()[Py_TYPE(array.ptr())];
@@ -291,6 +312,7 @@ Place place_of(nb::handle array, const Name& what) {
     try {
       result = array.attr("__dlpack_device__")();
     } catch (nb::python_error& e) {
+      if (passes_through(e)) throw;
       invalid(what + ": " + python_type_name(array) + ".__dlpack_device__ failed: " + e.what());
     }
     const nb::tuple device = tuple_of(result, 2, what + ": " + python_type_name(array) + ".__dlpack_device__()");
@@ -372,6 +394,7 @@ Borrowed borrow(nb::handle array, const Name& what, Place place, intptr_t stream
   try {
     capsule = call_dlpack(array, place, stream);
   } catch (nb::python_error& e) {
+    if (passes_through(e)) throw;
     // NumPy refuses to export a read-only array through unversioned DLPack, for instance.
     invalid(what + ": " + python_type_name(array) + ".__dlpack__ failed: " + e.what());
   }

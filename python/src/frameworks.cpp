@@ -42,7 +42,9 @@ const DLPackExchangeAPI* exchange_api(nb::handle type) {
 // Never destroyed: their Python objects must not be released after the interpreter has finalized.
 const Framework& framework_for(nb::handle array) {
   static auto* known = new std::unordered_map<PyTypeObject*, Framework>;
-  static auto* framework_of = new nb::object(nb::module_::import_("opendml._frameworks").attr("framework_of"));
+  static PyObject* framework_of_slot = nullptr;
+  const nb::handle framework_of =
+      kept_object(framework_of_slot, [] { return nb::module_::import_("opendml._frameworks").attr("framework_of"); });
   PyTypeObject* type = Py_TYPE(array.ptr());
   // Most calls pass arrays of one type, often the type of the call before.
   static thread_local std::pair<PyTypeObject*, const Framework*> last{nullptr, nullptr};
@@ -50,7 +52,7 @@ const Framework& framework_for(nb::handle array) {
   auto it = known->find(type);
   if (it == known->end()) {
     Framework f;
-    f.adapter = (*framework_of)(nb::handle(reinterpret_cast<PyObject*>(type)));
+    f.adapter = framework_of(nb::handle(reinterpret_cast<PyObject*>(type)));
     f.synchronize = nb::cast<bool>(f.adapter.attr("synchronize"));
     f.immutable = nb::cast<bool>(f.adapter.attr("immutable"));
     if (nb::hasattr(f.adapter, "to_dlpack")) {
@@ -60,6 +62,7 @@ const Framework& framework_for(nb::handle array) {
       if (!f.adapter.attr("raw_current_stream").is_none()) f.torch_raw_stream = f.adapter.attr("raw_current_stream");
       if (!f.adapter.attr("increment_version").is_none())
         f.torch_increment_version = f.adapter.attr("increment_version");
+      f.torch_grad_enabled = f.adapter.attr("grad_enabled");
       // Only for torch.Tensor itself: a subclass may publish a table of its own (a read-only one,
       // say), and its new_empty may make tensors of its own type.
       if (f.adapter.attr("tensor_type").ptr() == reinterpret_cast<PyObject*>(type)) {
@@ -94,7 +97,8 @@ nb::object Framework::empty(nb::handle like, std::span<const int64_t> shape, con
   // like.new_empty(*shape[, dtype=...]): PyTorch parses sizes given one by one faster than a tuple
   // of them (a 0-d shape goes as the empty tuple, the one form new_empty takes for it).
   static PyObject* const new_empty = PyUnicode_InternFromString("new_empty");
-  static PyObject* const kw_dtype = nb::make_tuple("dtype").release().ptr();
+  static PyObject* kw_dtype_slot = nullptr;
+  PyObject* const kw_dtype = kept_object(kw_dtype_slot, [] { return nb::make_tuple("dtype"); });
   constexpr size_t kMaxArgs = 2 + kMaxDims;
   PyObject* args[kMaxArgs] = {like.ptr()};
   nb::object sizes[kMaxDims];  // owns the size objects for the call
@@ -146,6 +150,16 @@ void check_torch(const Framework& f, nb::handle array, const Name& what, bool wr
 }
 
 }  // namespace
+
+void check_gradient_kept(nb::handle array, const Name& what) {
+  static PyObject* const requires_grad = PyUnicode_InternFromString("requires_grad");
+  const Framework& f = framework_for(array);
+  if (!f.is_torch() || PyObject_IsTrue(checked(PyObject_GetAttr(array.ptr(), requires_grad)).ptr()) != 1) return;
+  if (PyObject_IsTrue(checked(PyObject_CallNoArgs(f.torch_grad_enabled.ptr())).ptr()) == 1)
+    invalid(what +
+            " requires grad, and the array layer records no gradients; use opendml.torch.join or "
+            "opendml.torch.split, which do, or pass tensor.detach() (or call under torch.no_grad())");
+}
 
 Borrowed take_torch(const Framework& f, nb::handle array, const Name& what, std::optional<Place> place, bool writable,
                     bool fresh) {

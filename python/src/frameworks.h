@@ -22,6 +22,7 @@ struct Framework {
   std::unordered_map<std::string, nb::object> torch_dtypes;
   nb::object torch_raw_stream;
   nb::object torch_increment_version;  // torch._C._increment_version, for out= tensors; None where absent
+  nb::object torch_grad_enabled;       // torch.is_grad_enabled
   // PyTorch's DLPack C exchange API (PyTorch 2.10 and later), for arrays of exactly torch.Tensor's
   // type: a tensor's DLTensor and the current stream in one C call each, with no capsule to make
   // and release. Null where the library has none (then the functions above serve).
@@ -63,6 +64,11 @@ struct Target {
 // never requires grad, so the check for it is skipped.
 Borrowed take_torch(const Framework& f, nb::handle array, const Name& what, std::optional<Place> place, bool writable,
                     bool fresh = false);
+
+// JOIN and SPLIT are linear, and torch.cat and torch.split keep their inputs' gradients: a PyTorch
+// input that requires grad while grad mode is on is refused, since the array layer's result would
+// silently drop it (opendml.torch's join and split record it). Nothing for other arrays.
+void check_gradient_kept(nb::handle array, const Name& what);
 
 // Borrows `array` for work at target.place on target.stream, or raises naming `what` if it lives
 // elsewhere. PyTorch tensors go through to_dlpack, without the handshake, when the stream is

@@ -3,6 +3,9 @@ non-contiguous views, negative axes, the cache bound and every error path."""
 
 import os
 import re
+import subprocess
+import sys
+import textwrap
 import threading
 
 import jax
@@ -342,7 +345,8 @@ def test_torch_results_through_torch_alloc():
         assert torch.equal(coords[: int(count.item())].to(torch.int64), torch.nonzero(t > 5))
     parts = opendml.split(torch.arange(3, dtype=torch.int16), [1, 2])
     assert [p.tolist() for p in parts] == [[0], [1, 2]] and all(type(p) is torch.Tensor for p in parts)
-    assert not opendml.concat([t.clone().requires_grad_(), t], axis=0).requires_grad
+    with torch.no_grad():  # with grad mode on, such an input is refused (test_inputs_that_require_grad_...)
+        assert not opendml.concat([t.clone().requires_grad_(), t], axis=0).requires_grad
 
 
 def test_torch_bfloat16():
@@ -440,7 +444,8 @@ def test_the_cache_key_sees_every_change_of_layout_type_and_count():
             parts = opendml.split(y, sizes, axis=0)
             assert all(torch.equal(p, q) for p, q in zip(parts, torch.split(y, sizes, 0)))
     grad = torch.ones(3, 2, requires_grad=True)
-    r = opendml.concat([grad, grad])  # a result the call allocates never requires grad
+    with torch.no_grad():  # with grad mode on, such an input is refused (test_inputs_that_require_grad_...)
+        r = opendml.concat([grad, grad])  # a result the call allocates never requires grad
     assert torch.equal(r, torch.ones(6, 2)) and not r.requires_grad
 
 
@@ -809,3 +814,123 @@ def test_narrow_float_types_are_named():
     raises(opendml.UnsupportedError, "x has element type float8_e4m3fn, which has no DirectML data type",
            opendml.nonzero, torch.ones(2, 3, dtype=torch.float8_e4m3fn))
     raises(opendml.UnsupportedError, "float8_e5m2", opendml.nonzero, torch.ones(2, dtype=torch.float8_e5m2))
+
+
+def test_first_calls_from_many_threads_at_once():
+    # The array layer imported opendml._frameworks while initialising a C++ static: the import let
+    # go of the GIL, and a thread that took it waited on the static's guard for good (a hang).
+    code = textwrap.dedent("""
+        import threading, numpy as np, opendml
+        x, barrier = np.ones(4, np.float32), threading.Barrier(8)
+        def work():
+            barrier.wait()
+            opendml.concat([x, x])
+        threads = [threading.Thread(target=work) for _ in range(8)]
+        [t.start() for t in threads]
+        [t.join() for t in threads]
+        print("finished")
+    """)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and "finished" in result.stdout, result.stderr
+
+
+def test_concat_holds_its_arrays_while_it_runs():
+    # A tensor borrowed through PyTorch's exchange API is not referenced by what the array layer
+    # keeps: dropped from the list by a later item's __dlpack__, it was freed mid-call and read.
+    n = 1000
+
+    class Dropper:
+        def __init__(self, items):
+            self.items, self.refill = items, None
+
+        def __dlpack_device__(self):
+            return (1, 0)
+
+        def __dlpack__(self, **kwargs):
+            self.items[0] = None
+            self.refill = torch.full((n,), 7.0)  # takes the freed block, where it was freed
+            return np.ones(4, np.float32).__dlpack__(**kwargs)
+
+    items = [torch.arange(n, dtype=torch.float32), None]
+    items[1] = Dropper(items)
+    assert torch.equal(opendml.concat(items), torch.cat([torch.arange(n, dtype=torch.float32), torch.ones(4)]))
+
+
+def test_shapes_past_64_bits_are_an_error():
+    # A producer's shape whose element count wraps 64 bits read as empty: NONZERO of 2^96 ones
+    # found none, and a concat wrote nothing, without an error.
+    one = np.ones(1, np.float32)
+    for shape in ([2**32, 2**32, 2**32], [2**62 + 1, 2]):
+        raises(opendml.Error, "pass what 64 bits count", opendml.nonzero, _Capsule(one, len(shape), shape))
+        raises(opendml.Error, "pass what 64 bits count", opendml.concat, [_Capsule(one, len(shape), shape)])
+
+
+def test_interrupts_and_memory_errors_pass_through():
+    # KeyboardInterrupt, SystemExit and MemoryError raised by an argument's own code came out as
+    # opendml.Error (a ValueError), so Ctrl-C during a call was reported as a bad argument.
+    class Producer:
+        def __init__(self, error, where):
+            self.error, self.where = error, where
+
+        def __dlpack_device__(self):
+            if self.where == "device":
+                raise self.error
+            return (1, 0)
+
+        def __dlpack__(self, **kwargs):
+            raise self.error
+
+    class Index:
+        def __init__(self, error):
+            self.error = error
+
+        def __index__(self):
+            raise self.error
+
+    x = np.ones(4, np.float32)
+    for error in (KeyboardInterrupt, SystemExit, MemoryError):
+        for where in ("device", "dlpack"):
+            with pytest.raises(error):
+                opendml.concat([Producer(error, where)])
+        with pytest.raises(error):
+            opendml.split(x, [Index(error), 2])
+        with pytest.raises(error):
+            opendml.nonzero(x, offsets=[Index(error)])
+    # What an argument gets wrong is still opendml's error, naming it.
+    raises(opendml.Error, "__dlpack__ failed", opendml.concat, [Producer(RuntimeError("no"), "dlpack")])
+    raises(opendml.Error, "must be an integer", opendml.split, x, [1.5, 2.5])
+
+
+def test_inputs_that_require_grad_are_refused_not_detached():
+    # torch.cat keeps its inputs' gradients; the array layer's result came back without them.
+    w = torch.ones(3, requires_grad=True)
+    raises(opendml.Error, "requires grad.*opendml.torch.join", opendml.concat, [w, w])
+    raises(opendml.Error, "requires grad", opendml.split, w, 3)
+    with torch.no_grad():
+        assert torch.equal(opendml.concat([w, w]), torch.ones(6))
+        assert [p.tolist() for p in opendml.split(w, 3)] == [[1.0], [1.0], [1.0]]
+    coords, count = opendml.nonzero(w)  # integer results: no gradient to keep
+    assert coords.tolist() == [[0], [1], [2]] and int(count[0]) == 3
+    assert odt_join_keeps_grad(w)
+
+
+def odt_join_keeps_grad(w):
+    import opendml.torch as odt
+
+    y = odt.join([w, w], 0)
+    y.sum().backward()
+    return torch.equal(w.grad, torch.full((3,), 2.0))
+
+
+def test_torch_subclasses_are_torch_tensors():
+    # A torch.Tensor subclass of a user's own module was taken for a foreign array: results came
+    # back as NumPy arrays, and a lazily negated view of one was read without its negation.
+    class Mine(torch.Tensor):
+        pass
+
+    x = torch.arange(4.0).as_subclass(Mine)
+    joined = opendml.concat([x, x])
+    assert isinstance(joined, torch.Tensor) and torch.equal(joined.as_subclass(torch.Tensor), torch.arange(4.0).repeat(2))
+    coords, count = opendml.nonzero(x)
+    assert isinstance(coords, torch.Tensor) and coords[:3].flatten().tolist() == [1, 2, 3] and int(count[0]) == 3
+    raises(opendml.Error, "lazily negated view", opendml.concat, [torch._neg_view(torch.arange(4.0)).as_subclass(Mine)])
