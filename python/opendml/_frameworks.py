@@ -7,12 +7,14 @@ keeps the answer. An adapter has:
   current_stream(like, device)     the cudaStream_t (an int) the library runs on for that device
   synchronize                      True where the library cannot order its own work after ours
   immutable                        True where the library's arrays must not be written (out= refused)
+  masked                           True where its arrays carry a mask that their data leaves out
 """
 
 
 class _NumPy:
     synchronize = False
     immutable = False
+    masked = False
 
     def __init__(self):
         import numpy
@@ -39,6 +41,7 @@ def _torch_alloc(version):
 class _Torch:
     synchronize = False
     immutable = False
+    masked = False
 
     def __init__(self):
         import torch
@@ -68,6 +71,7 @@ class _Torch:
 class _CuPy:
     synchronize = False
     immutable = False
+    masked = False
 
     def __init__(self):
         import cupy
@@ -88,6 +92,7 @@ class _Jax:
     # CUDA the work runs on the default stream and the host waits for it before JAX reads results.
     synchronize = True
     immutable = True  # results are fresh buffers the array layer fills; out= would change a JAX array
+    masked = False
 
     def __init__(self):
         import jax.numpy as jnp
@@ -96,7 +101,13 @@ class _Jax:
 
     def empty(self, like, shape, dtype):
         # A fresh buffer that nothing else references; the operator fills it in place.
-        return self._jnp.empty(shape, like.dtype if dtype is None else dtype, device=like.device)
+        array = self._jnp.empty(shape, like.dtype if dtype is None else dtype, device=like.device)
+        if dtype is not None and array.dtype != dtype:  # 64-bit types without jax_enable_x64
+            from . import Error
+
+            raise Error(f"JAX makes {array.dtype} arrays where {dtype} is asked for unless 64-bit types are on: "
+                        "jax.config.update('jax_enable_x64', True), or index_dtype='uint32'")
+        return array
 
     def current_stream(self, like, device):
         return 0
@@ -108,6 +119,7 @@ class _Other:
 
     synchronize = False
     immutable = False
+    masked = False
 
     def __init__(self, name):
         self._name = name
@@ -129,7 +141,15 @@ class _Other:
         return 0
 
 
-_ADAPTERS = {"numpy": _NumPy, "torch": _Torch, "cupy": _CuPy, "jax": _Jax, "jaxlib": _Jax}
+class _NumPyMasked(_NumPy):
+    """numpy.ma.MaskedArray and its subclasses: DLPack hands over their data without the mask, so
+    nonzero, where NumPy's skips masked elements, refuses them; concat and split move the data, as
+    numpy.concatenate does."""
+
+    masked = True
+
+
+_ADAPTERS = {"numpy": _NumPy, "torch": _Torch, "cupy": _CuPy, "jax": _Jax, "jaxlib": _Jax, "numpy.ma": _NumPyMasked}
 _made = {}
 
 
@@ -140,6 +160,11 @@ def _root(array_type):
 def framework_of(array_type):
     # A subclass defined elsewhere (a torch.Tensor subclass of one's own) is its library's.
     root = next((_root(t) for t in array_type.__mro__ if _root(t) in _ADAPTERS), _root(array_type))
+    if root == "numpy":
+        import numpy
+
+        if issubclass(array_type, numpy.ma.MaskedArray):
+            root = "numpy.ma"
     if root not in _made:
         _made[root] = _ADAPTERS[root]() if root in _ADAPTERS else _Other(array_type.__qualname__)
     return _made[root]

@@ -354,6 +354,11 @@ void column_values(Call& call, nb::handle arg, int64_t n, const char* name, bool
 nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed, const std::string& index_dtype,
                   nb::handle offsets_arg, nb::handle fill_arg, nb::handle out, nb::handle stream) {
   Call call("nonzero: ", x, "x", stream);
+  // NumPy's nonzero skips a masked array's masked elements; its data, which DLPack hands over, keeps them.
+  if (framework_for(x).masked)
+    unsupported(
+        "nonzero: x is a masked array, whose masked elements NumPy's nonzero skips and opendml would "
+        "count; pass x.filled(0)");
   const bool wide_index = is_64bit_index(index_dtype);
   const Borrowed input = call.take(x, {call.prefix, "x"}, false);
   if (input.ndim == 0) invalid("nonzero: x is 0-d; DirectML tensors have at least one dimension (reshape it to (1,))");

@@ -55,6 +55,7 @@ const Framework& framework_for(nb::handle array) {
     f.adapter = framework_of(nb::handle(reinterpret_cast<PyObject*>(type)));
     f.synchronize = nb::cast<bool>(f.adapter.attr("synchronize"));
     f.immutable = nb::cast<bool>(f.adapter.attr("immutable"));
+    f.masked = nb::cast<bool>(f.adapter.attr("masked"));
     if (nb::hasattr(f.adapter, "to_dlpack")) {
       f.torch_to_dlpack = f.adapter.attr("to_dlpack");
       for (auto [name, dtype] : nb::cast<nb::dict>(f.adapter.attr("dtypes")))

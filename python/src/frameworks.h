@@ -15,6 +15,7 @@ struct Framework {
   nb::object adapter;
   bool synchronize = false;  // the library cannot order its streams after ours (JAX)
   bool immutable = false;    // its arrays must not be written: out= is refused (JAX)
+  bool masked = false;       // its arrays carry a mask that their data, as borrowed, leaves out (numpy.ma)
   // PyTorch's, called from here rather than through the adapter's Python code, since every call
   // takes this path: torch.utils.dlpack.to_dlpack (a C function, where Tensor.__dlpack__ is Python),
   // dtype names -> torch.dtype, and torch._C._cuda_getCurrentRawStream.

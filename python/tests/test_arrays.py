@@ -934,3 +934,17 @@ def test_torch_subclasses_are_torch_tensors():
     coords, count = opendml.nonzero(x)
     assert isinstance(coords, torch.Tensor) and coords[:3].flatten().tolist() == [1, 2, 3] and int(count[0]) == 3
     raises(opendml.Error, "lazily negated view", opendml.concat, [torch._neg_view(torch.arange(4.0)).as_subclass(Mine)])
+
+
+def test_masked_arrays_and_jax_without_64_bit_types():
+    # NumPy's nonzero skips a masked array's masked elements, and opendml counted them.
+    m = np.ma.masked_array(np.array([1, 2, 3], np.int32), mask=[0, 1, 0])
+    raises(opendml.UnsupportedError, "masked array.*x.filled", opendml.nonzero, m)
+    coords, count = opendml.nonzero(m.filled(0))
+    assert coords[: int(count[0])].tolist() == np.argwhere(m).tolist() == [[0], [2]]
+    assert np.array_equal(opendml.concat([m, m]), np.concatenate([m, m]))  # NumPy's drops the mask too
+    # Without JAX's 64-bit types, 'int64' coordinates came back refused as INT32 and 'uint64' ones as uint32.
+    with (jax.enable_x64(False) if hasattr(jax, "enable_x64") else jax.experimental.disable_x64()):
+        for index_dtype in ("int64", "uint64"):
+            raises(opendml.Error, "jax_enable_x64", opendml.nonzero, jnp.ones(4), index_dtype=index_dtype)
+        assert opendml.nonzero(jnp.ones(4))[0].dtype == jnp.uint32
