@@ -297,6 +297,31 @@ TEST(CppApi, BadBindingsThrow) {
   }
 }
 
+// initialize() keeps its regions only once it succeeds: a failed one (an OWNED_BY_DML input left
+// unbound) kept a persistent region it never filled, which a later execute without a persistent
+// region bound and read, after an initialize with the caller's own region had succeeded.
+TEST(CppApi, FailedInitializeKeepsNoUnfilledRegion) {
+  const opendml::TensorDesc owned(kF32, {1, 2}, std::vector<uint32_t>{2, 1}, DML_TENSOR_FLAG_OWNED_BY_DML);
+  const opendml::JoinDesc join({owned, opendml::TensorDesc(kF32, {1, 1})}, opendml::TensorDesc(kF32, {1, 3}), 1);
+  opendml::CompiledOperator c = opendml::Operator(cpu_device(), join).compile();
+  EXPECT_THROW(c.initialize(), opendml::Error);
+  alignas(16) float w[2] = {5, 6};
+  alignas(16) float x = 7;
+  opendml::Buffer persistent(cpu_device(), c.binding_properties().persistent_size_in_bytes);
+  const odml_buffer_binding owned_inputs[2] = {{w, sizeof w}, {}};
+  c.initialize(odml_bindings{owned_inputs, 2, nullptr, 0, {}, persistent.binding()});
+  std::vector<float> out(3, -1);
+  try {
+    c.execute({{}, {&x, 4}}, {{out.data(), 12}});
+    FAIL() << "no exception";
+  } catch (const opendml::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("persistent"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(out, std::vector<float>(3, -1));
+  c.execute({{}, {&x, 4}}, {{out.data(), 12}}, {}, persistent.binding());
+  EXPECT_EQ(out, (std::vector<float>{5, 6, 7}));
+}
+
 TEST(CppApi, TensorDescFillsTheBufferDesc) {
   const opendml::TensorDesc packed(kF32, {2, 3});
   EXPECT_EQ(packed.total_size(), 24u);

@@ -214,11 +214,16 @@ class CompiledOperator {
   // persistent region compile asked for, and a temporary region for the execute overload below.
   // (For operators without OWNED_BY_DML inputs.) The kept temporary region serves one execution
   // at a time: executions that may overlap, on several threads or streams, bind their own.
+  // The regions are kept once initialize succeeds: a failed one leaves those of the last that
+  // succeeded (none at first), never a region it did not fill.
   void initialize(void* stream = nullptr) {
     const odml_binding_properties p = binding_properties();
-    persistent_ = p.persistent_size_in_bytes ? std::make_shared<Buffer>(device_, p.persistent_size_in_bytes) : nullptr;
-    temporary_ = p.temporary_size_in_bytes ? std::make_shared<Buffer>(device_, p.temporary_size_in_bytes) : nullptr;
-    initialize(odml_bindings{nullptr, 0, nullptr, 0, {}, kept(persistent_)}, stream);
+    auto persistent =
+        p.persistent_size_in_bytes ? std::make_shared<Buffer>(device_, p.persistent_size_in_bytes) : nullptr;
+    auto temporary = p.temporary_size_in_bytes ? std::make_shared<Buffer>(device_, p.temporary_size_in_bytes) : nullptr;
+    initialize(odml_bindings{nullptr, 0, nullptr, 0, {}, kept(persistent)}, stream);
+    persistent_ = std::move(persistent);
+    temporary_ = std::move(temporary);
   }
 
   // An unbound temporary or persistent region (null data) is the one initialize() kept, if any.
