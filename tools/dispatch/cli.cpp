@@ -10,7 +10,6 @@
 
 namespace opendml::tool {
 
-
 const char kUsage[] = R"(Usage: opendml-dispatch [OPTION...] MODEL.json
 
 Runs a DxDispatch model (resources, dispatchables, commands) with opendml. The options are
@@ -23,8 +22,11 @@ DxDispatch's where they mean something on Linux; a value follows its option (-i 
                              cuda:1, H100 (default: CUDA device 0 when it opens, else cpu)
   -s, --show_adapters        list the adapters: the CPU and each CUDA device, with their memory
   -S, --show_dependencies    print the versions of opendml and of the CUDA runtime and driver
-      --dml_feature_level L  the DML_FEATURE_LEVEL operators are created at: 5.0, 5_0 or
-      --feature-level L      DML_FEATURE_LEVEL_5_0 (default: the highest, 6.4)
+      --dml_feature_level L  the lowest DML_FEATURE_LEVEL the device must support, as DxDispatch
+                             asks it of DirectML (5.0, 5_0 or DML_FEATURE_LEVEL_5_0): opendml
+                             supports every level to 6.4; operators are still created at 6.4
+      --feature-level L      the DML_FEATURE_LEVEL operators are created at, and validated against
+                             (opendml's; default: the highest, 6.4)
       --input_path DIR       read sourcePaths (and a model not found as given) from DIR
                              (default: the model's folder)
       --output_path DIR      write writeFile's relative paths into DIR (default: the working
@@ -163,7 +165,9 @@ Options parse_command_line(int argc, const char* const* argv) {
       options.model = value;
     } else if (option == "--adapter") {
       options.adapter = value;
-    } else if (option == "--dml_feature_level" || option == "--feature-level") {
+    } else if (option == "--dml_feature_level") {
+      parse_level(value, place);  // every level opendml knows is one its devices support
+    } else if (option == "--feature-level") {
       options.run.feature_level = parse_level(value, place);
     } else if (option == "--dispatch_iterations") {
       options.run.iterations = parse_count(value, place, 1);

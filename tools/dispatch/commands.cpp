@@ -27,7 +27,9 @@ constexpr std::string_view kBindingFields[] = {"name",   "elementOffset", "eleme
 
 // A resource name (its whole buffer), or { "name", "elementOffset"?, "elementCount"?,
 // "elementSizeInBytes"? } counted in elements of elementSizeInBytes bytes, by default the size of an
-// element of the resource's initial data type (as in DxDispatch).
+// element of the resource's initial data type (as in DxDispatch). As DxDispatch binds a DirectML
+// operator's buffer, the region runs from the offset to the end of the resource: elementCount is
+// read and otherwise left alone (DxDispatch uses it for HLSL views and serialized graphs only).
 Region load_region(const Node& node, const Model& model) {
   if (node.json().is_string()) {
     const size_t resource = find_named(node, model.resources, "resources");
@@ -52,15 +54,9 @@ Region load_region(const Node& node, const Model& model) {
   const std::optional<Node> offset_node = node.find("elementOffset");
   const uint64_t offset = offset_node ? offset_node->uint64() : 0;
   if (offset >= capacity) (offset_node ? *offset_node : node).fail("is " + std::to_string(offset) + " but " + room);
-  uint64_t bytes = resource.size_in_bytes - offset * size;
-  if (const std::optional<Node> count_node = node.find("elementCount"); count_node && count_node->uint64() != 0) {
-    const uint64_t count = count_node->uint64();
-    if (count > capacity - offset)
-      count_node->fail("is " + std::to_string(count) + " from elementOffset " + std::to_string(offset) + " but " +
-                       room);
-    bytes = count * size;
-  }
-  return {static_cast<size_t>(&resource - model.resources.data()), offset * size, bytes};
+  if (const std::optional<Node> count_node = node.find("elementCount")) count_node->uint64();
+  return {static_cast<size_t>(&resource - model.resources.data()), offset * size,
+          resource.size_in_bytes - offset * size};
 }
 
 // The regions one bind point's value gives: a binding, or an array of as many as it has tensors.

@@ -65,13 +65,13 @@ Executor::Executor(const Model& model, const opendml::Device& device, const RunO
   for (const Resource& r : model.resources) {
     at_place("resources." + r.name, [&] {
       buffers_.push_back(allocate(device_, r.size_in_bytes));
-      // Through a bounded staging buffer: zeros, with the initial values in [begin, end), as
-      // DxDispatch pads. Both ends are multiples of the element size, as the chunks are.
-      const uint64_t begin = r.initial_offset, end = begin + r.initial_count * element_bytes(r.type);
+      // Through a bounded staging buffer: the initial values from byte 0, then zeros, as DxDispatch
+      // pads. The values end at a multiple of the element size, as the chunks do.
+      const uint64_t end = r.initial_count * element_bytes(r.type);
       for_each_chunk(r.size_in_bytes, [&](uint64_t offset, std::span<std::byte> chunk) {
         std::fill(chunk.begin(), chunk.end(), std::byte{0});
-        const uint64_t from = std::max(begin, offset), to = std::min(end, offset + chunk.size());
-        if (from < to) r.fill((from - begin) / element_bytes(r.type), chunk.subspan(from - offset, to - from));
+        if (offset < end)
+          r.fill(offset / element_bytes(r.type), chunk.first(std::min<uint64_t>(end - offset, chunk.size())));
         device_.upload(static_cast<std::byte*>(buffers_.back()->data()) + offset, chunk.data(), chunk.size());
       });
     });

@@ -57,18 +57,25 @@ std::filesystem::path find_model(const opendml::tool::Options& options) {
 
 }  // namespace
 
+// 0 where everything printed reached standard output; a failed write (a full disk, a closed
+// stdout) is an error, since the results went nowhere.
+int printed() {
+  std::cout.flush();
+  return std::cout ? 0 : report("", "writing the results to standard output failed", 1);
+}
+
 int main(int argc, char** argv) {
   try {
     const opendml::tool::Options options = opendml::tool::parse_command_line(argc, argv);
     if (options.help) {
       std::cout << opendml::tool::kUsage;
-      return 0;
+      return printed();
     }
     if (options.show_dependencies) std::cout << opendml::tool::dependency_versions();
     if (options.show_adapters)
       for (const std::string& id : opendml::tool::adapter_ids())
         std::cout << opendml::tool::adapter_line(id, opendml::Device(id)) << "\n";
-    if (options.model.empty()) return 0;
+    if (options.model.empty()) return printed();
 
     const std::filesystem::path model_path = find_model(options);
     // The device first, so that the memory budget knows whether its buffers take host memory;
@@ -83,8 +90,7 @@ int main(int argc, char** argv) {
     std::cout << "Running on '" << device.name() << "'\n";
     opendml::tool::Executor executor(model, device, options.run, context.budget);
     executor.run(std::cout);
-    std::cout.flush();
-    return 0;
+    return printed();
   } catch (const UsageError& e) {
     return report(e.place(), e.why(), 2);
   } catch (const ModelError& e) {

@@ -34,7 +34,6 @@ struct Resource {
   DML_TENSOR_DATA_TYPE type;  // of the initial values: print, writeFile and element offsets use it
   uint64_t initial_count;     // elements of initial values: print shows as many, from byte 0
   uint64_t file_count;        // elements writeFile writes: DxDispatch's whole buffer (below)
-  uint64_t initial_offset;    // where the initial values start in the buffer (initialValuesOffsetInBytes)
   uint64_t size_in_bytes;     // of the device buffer: the initial bytes or sizeInBytes, rounded up to 4
   // An array's or a file's bytes are held once; a constant or a sequence is generated as it is
   // uploaded, so that the tool never holds a second copy of a large resource.

@@ -314,33 +314,36 @@ Resource load_resource(const std::string& name, const Node& node, const std::fil
     const Reader reader{context.budget, context.rounding, model_folder};
     InitialValues values = load_initial_values(node.at("initialValues"), node.find("initialValuesDataType"), reader);
     const uint64_t element = element_bytes(values.type);
-    // DxDispatch's initialValuesOffsetInBytes: the values start there; the bytes before are zero.
-    uint64_t offset = 0;
-    if (const std::optional<Node> offset_node = node.find("initialValuesOffsetInBytes")) {
-      offset = offset_node->uint64();
-      if (offset % element != 0 || offset > kMaxResourceBytes)
-        offset_node->fail("is " + std::to_string(offset) + "; it must be a multiple of " + std::to_string(element) +
-                          ", the size of a " + std::string(data_type_name(values.type)) + " element, within 4 GiB");
-    }
-    uint64_t size = offset + values.count * element;
+    uint64_t size = values.count * element;
     if (const std::optional<Node> requested = node.find("sizeInBytes")) {
       const uint64_t bytes = requested->uint64();
       if (bytes < size)
         requested->fail("is " + std::to_string(bytes) + " but the initial values take " + std::to_string(size) +
-                        " bytes" + (offset ? " from their offset" : "") + "; it must be at least that");
+                        " bytes; it must be at least that");
       if (bytes > kMaxResourceBytes)
         requested->fail("is " + std::to_string(bytes) + "; the limit is " + std::to_string(kMaxResourceBytes));
       size = bytes;
     }
     if (size > kMaxResourceBytes)
-      node.fail("needs " + std::to_string(size) + " bytes (initialValuesOffsetInBytes and the values after it); " +
-                "the limit of a resource is " + std::to_string(kMaxResourceBytes));
+      node.fail("needs " + std::to_string(size) + " bytes; the limit of a resource is " +
+                std::to_string(kMaxResourceBytes));
+    // DxDispatch's initialValuesOffsetInBytes is checked as DxDispatch checks it, the values and the
+    // offset within the buffer (sizeInBytes, else the values' size rounded up to 4), and otherwise
+    // unused: DxDispatch writes the values at the start of the buffer whatever it says.
+    if (const std::optional<Node> offset_node = node.find("initialValuesOffsetInBytes")) {
+      const uint64_t offset = offset_node->uint64();
+      const uint64_t buffer = node.find("sizeInBytes") ? size : (size + 3) & ~uint64_t{3};
+      if (offset > buffer - values.count * element)
+        offset_node->fail("is " + std::to_string(offset) + "; the buffer (" + std::to_string(buffer) +
+                          " bytes) is too small for the initial values (" + std::to_string(values.count * element) +
+                          " bytes) at that offset");
+    }
     // writeFile writes DxDispatch's buffer: sizeInBytes as given, else the values' size rounded up
     // to 4; the device buffer is always rounded up to 4.
     const uint64_t file_count = (node.find("sizeInBytes") ? size : (size + 3) & ~uint64_t{3}) / element;
     size = (size + 3) & ~uint64_t{3};
     context.budget.take(size, true, node.place(), "its device buffer");
-    return {name, values.type, values.count, file_count, offset, size, std::move(values.fill)};
+    return {name, values.type, values.count, file_count, size, std::move(values.fill)};
   } catch (const std::bad_alloc&) {
     node.fail("out of memory while reading its initial values");
   }

@@ -216,6 +216,20 @@ def check_cli(tool, model):
         for level in ("5.0", "5_0", "DML_FEATURE_LEVEL_5_0"):
             run_ok(tool, ["-a", "cpu", "--dml_feature_level", level, model], cwd)
         run_ok(tool, ["-a", "cpu", "--feature-level", "5.0", model], cwd)
+        # --dml_feature_level is the lowest level the device must support, as DxDispatch asks it of
+        # DirectML: operators are still created at the highest, so a JOIN of rank 2 (4_1 and up) runs
+        # at 3.0, where --feature-level 3.0 refuses it (bad/join_rank_at_3_0).
+        result = run_ok(tool, ["-a", "cpu", "--dml_feature_level", "3.0", os.path.join(BAD, "join_rank_at_3_0.json")], cwd)
+        expect("Resource 'Out': 1, 2, 3, 4, 5, 6, 7, 8" in printed_lines(result), "--dml_feature_level 3.0", result)
+        # Results that reach no one (standard output on a full device, or closed) are an error.
+        for where in ("/dev/full", "closed"):
+            if where == "/dev/full" and not os.path.exists(where):
+                continue
+            with open(where if where != "closed" else os.devnull, "w") as sink:
+                done = subprocess.run([tool, "-a", "cpu", model], cwd=cwd, stdout=sink, stderr=subprocess.PIPE, text=True,
+                                      timeout=TIMEOUT_S, preexec_fn=(lambda: os.close(1)) if where == "closed" else None)
+            expect(done.returncode == 1 and "writing the results to standard output failed" in done.stderr,
+                   f"stdout {where}: status {done.returncode}, stderr {done.stderr!r}")
         result = run_ok(tool, ["-a", "cpu", "--print_commands", model], cwd)
         lines = printed_lines(result)
         expect(lines[0].startswith("[StartCmd][   0]\t: {\"type\":\"dispatch\"") and
