@@ -1,5 +1,6 @@
 #include "files.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -25,10 +26,16 @@ FileFormat file_format(const std::filesystem::path& path, const std::string& pla
   // The system's file calls take C strings, which would end at the NUL and name another file.
   if (path.native().find('\0') != std::string::npos)
     throw ModelError(place, quoted(path) + " contains a NUL character, which no file name can hold");
-  const std::string extension = path.extension().string();
+  // As DxDispatch decides it: by the extension in any case, .npy for NumPy, images for Windows
+  // Imaging Component, anything else raw bytes.
+  std::string extension = path.extension().string();
+  for (char& c : extension) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (extension == ".npy") return FileFormat::kNpy;
-  if (extension == ".bin" || extension == ".dat") return FileFormat::kRaw;
-  throw ModelError(place, quoted(path) + " is neither .npy nor raw .bin/.dat; those are the file formats supported");
+  if (extension == ".jpg" || extension == ".png" || extension == ".jpeg")
+    throw ModelError(place, quoted(path) +
+                                " is an image; DxDispatch reads and writes images with Windows Imaging Component, "
+                                "which has no Linux counterpart here: use .npy");
+  return FileFormat::kRaw;
 }
 
 std::vector<std::byte> read_file(const std::filesystem::path& path, uint64_t max_bytes, const std::string& place,

@@ -137,7 +137,9 @@ uint64_t read_le(std::span<const std::byte> bytes, size_t offset, size_t count) 
 
 DML_TENSOR_DATA_TYPE data_type_of(const std::string& descr, const std::string& place, const std::string& file) {
   const char order = descr.empty() ? '?' : descr[0];
-  const std::string code = descr.empty() ? "" : descr.substr(1);
+  std::string code = descr.empty() ? "" : descr.substr(1);
+  // NumPy's bool ('b1', a byte of 0 or 1) is INT8 to DxDispatch, which reads the 'b' as a signed byte.
+  if (code == "b1") code = dtype_code(DML_TENSOR_DATA_TYPE_INT8);
   std::string supported;
   for (DML_TENSOR_DATA_TYPE type : data_types()) {
     if (!is_element_type(type)) continue;

@@ -256,11 +256,6 @@ InitialValues from_file(const Node& values, const std::optional<DML_TENSOR_DATA_
   values.expect_object({"sourcePath"});
   const Node source = values.at("sourcePath");
   const std::filesystem::path path = (reader.folder / source.string()).lexically_normal();
-  const std::string extension = path.extension().string();
-  if (extension == ".jpg" || extension == ".png" || extension == ".jpeg")
-    source.fail("'" + path.string() +
-                "' is an image; DxDispatch decodes images with Windows Imaging Component, "
-                "which has no Linux counterpart here: convert it to .npy");
   const FileFormat format = file_format(path, source.place());
   std::vector<std::byte> bytes =
       read_file(path, kMaxResourceBytes, source.place(), reader.budget, "reading '" + path.string() + "'");

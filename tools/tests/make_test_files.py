@@ -40,6 +40,10 @@ write("tools/tests/good/data/half_v1.npy", npy("<f2", (2, 2), struct.pack("<4e",
 write("tools/tests/good/data/int64_v2.npy", npy("<i8", (3,), struct.pack("<3q", -(2**63), 0, 2**63 - 1), version=2))
 write("tools/tests/good/data/uint8_v3.npy", npy("|u1", (2, 2), bytes([0, 1, 128, 255]), version=3))
 write("tools/tests/good/data/scalar.npy", npy("<f8", (), struct.pack("<d", 2.5)))
+# DxDispatch's readings: NumPy's bool as INT8, the extension in any case, any other extension raw.
+write("tools/tests/good/data/bool.npy", npy("|b1", (2, 2), bytes([0, 1, 1, 0])))
+write("tools/tests/good/data/UPPER.NPY", npy("<i2", (2,), struct.pack("<2h", -7, 300)))
+write("tools/tests/good/data/words.raw", struct.pack("<2H", 65535, 2))
 
 # Broken files, one fault each (tools/tests/bad/cases.json).
 good = floats(1, 2, 3, 4)
