@@ -92,11 +92,13 @@ class ParseCheck {
 };
 
 // DxDispatch's JSON extensions (rapidjson's comment and trailing-comma flags) as spaces, so that
-// nlohmann reads standard JSON whose lines and columns, in its messages, are the file's own.
+// nlohmann reads standard JSON whose lines and columns, in its messages, are the file's own; and,
+// as rapidjson's stop-when-done flag has it, nothing after the root object or array.
 std::string blank_comments_and_trailing_commas(std::string_view text, const std::string& file) {
   std::string json(text);
   size_t pending_comma = std::string::npos;  // a comma after a value, not yet followed by another
   char last = 0;                             // the last character outside strings and comments
+  size_t depth = 0;                          // objects and arrays open
   for (size_t i = 0; i < json.size(); ++i) {
     const char c = json[i];
     if (c == '/' && i + 1 < json.size() && (json[i + 1] == '/' || json[i + 1] == '*')) {
@@ -119,6 +121,8 @@ std::string blank_comments_and_trailing_commas(std::string_view text, const std:
     pending_comma =
         c == ',' && last != 0 && last != '[' && last != '{' && last != ',' && last != ':' ? i : std::string::npos;
     last = c;
+    if (c == '{' || c == '[') ++depth;
+    if ((c == '}' || c == ']') && depth > 0 && --depth == 0) return json.erase(i + 1);
   }
   return json;
 }

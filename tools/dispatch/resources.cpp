@@ -239,8 +239,12 @@ FillElements dxdispatch_sequence(const std::array<std::byte, 8>& start_bytes,
 InitialValues from_sequence(const Node& values, DML_TENSOR_DATA_TYPE type, Rounding rounding) {
   values.expect_object({"valueCount", "valueStart", "valueDelta"});
   const uint64_t count = values.at("valueCount").uint64();
+  // DxDispatch takes "nan", "inf" and "-inf" here too for float types (encode checks them); the exact
+  // sequence of --ieee-values is computed from numbers.
   for (const char* key : {"valueStart", "valueDelta"})
-    if (!values.at(key).json().is_number()) values.at(key).fail("must be a number");
+    if (!values.at(key).json().is_number() && (rounding == Rounding::kIeee || !values.at(key).json().is_string()))
+      values.at(key).fail(rounding == Rounding::kIeee ? "must be a number with --ieee-values"
+                                                      : "must be a number, or \"nan\", \"inf\" or \"-inf\"");
   checked_bytes(count, type, values.at("valueCount"));
   if (rounding == Rounding::kIeee) return {type, count, exact_sequence(values, type, count)};
   std::array<std::byte, 8> start{}, delta{};
@@ -295,7 +299,8 @@ InitialValues load_initial_values(const Node& values, const std::optional<Node>&
         "{sourcePath}), not " +
         json_type_name(values.json()));
   if (values.find("sourcePath")) return from_file(values, type, type_node, reader);
-  if (values.find("valueStart") || values.find("valueDelta"))
+  // As DxDispatch reads them: a "value" makes a constant (a valueDelta beside it is ignored, with a warning).
+  if (!values.find("value") && (values.find("valueStart") || values.find("valueDelta")))
     return from_sequence(values, require_type(type, values, "a sequence"), reader.rounding);
   return from_constant(values, require_type(type, values, "a constant"), reader.rounding);
 }
