@@ -284,6 +284,17 @@ TEST(CppApi, BadDeviceNameThrows) {
   }
 }
 
+// The C ABI reads a name up to its NUL: "cpu\0xyz" opened the CPU.
+TEST(CppApi, DeviceNameWithNulThrows) {
+  try {
+    opendml::Device device(std::string("cpu\0xyz", 7));
+    FAIL() << "no exception";
+  } catch (const opendml::Error& e) {
+    EXPECT_EQ(e.status(), kInvalid);
+    EXPECT_NE(std::string(e.what()).find("NUL"), std::string::npos) << e.what();
+  }
+}
+
 TEST(CppApi, BadBindingsThrow) {
   opendml::CompiledOperator c = opendml::Operator(cpu_device(), sample_join().get()).compile();
   c.initialize();

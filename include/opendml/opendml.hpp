@@ -151,6 +151,10 @@ class NonzeroCoordinatesDesc : public OperatorDesc {
 class Device {
  public:
   explicit Device(const std::string& name = "cpu") {
+    // The C ABI takes a C string, which would end at a NUL and name another device.
+    if (name.find('\0') != std::string::npos)
+      throw Error(ODML_STATUS_INVALID_ARGUMENT, "device name '" + name.substr(0, name.find('\0')) +
+                                                    "\\0...' holds a NUL character; no device is named so");
     odml_device d = nullptr;
     check(odml_device_create(name.c_str(), &d));
     handle_ = std::shared_ptr<odml_device_s>(d, Deleter());

@@ -115,6 +115,22 @@ inline int64_t integer(nb::handle value, const Name& what) {
   return v;
 }
 
+// An unsigned 64-bit integer argument (an address, a byte count), or opendml.Error naming it.
+inline uint64_t unsigned_integer(nb::handle value, const std::string& what) {
+  PyObject* index = PyNumber_Index(value.ptr());
+  if (index == nullptr) {
+    clear_expected(PyExc_TypeError);
+    invalid(what + " is a " + nb::type_name(value.type()).c_str() + "; it must be an integer");
+  }
+  const nb::object held = nb::steal(index);
+  const unsigned long long v = PyLong_AsUnsignedLongLong(index);
+  if (v == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {
+    clear_expected(PyExc_OverflowError);
+    invalid(what + " is " + nb::str(held).c_str() + "; it must be 0 to 2^64 - 1");
+  }
+  return v;
+}
+
 // A list, tuple or other sequence argument, or opendml.Error naming it.
 inline nb::sequence sequence(nb::handle value, const Name& what) {
   if (!PySequence_Check(value.ptr()) || PyUnicode_Check(value.ptr()) || PyBytes_Check(value.ptr()))

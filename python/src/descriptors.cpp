@@ -58,9 +58,11 @@ odml_buffer_binding region_of(nb::handle obj, const Name& what, const Target& ta
   if (nb::isinstance<nb::tuple>(obj)) {
     const auto t = nb::cast<nb::tuple>(obj);
     if (t.size() != 2) invalid(what + " is a tuple of " + std::to_string(t.size()) + "; a region is (address, bytes)");
-    return {reinterpret_cast<void*>(nb::cast<uintptr_t>(t[0])), nb::cast<uint64_t>(t[1])};
+    return {reinterpret_cast<void*>(static_cast<uintptr_t>(unsigned_integer(t[0], what.str() + "'s address"))),
+            unsigned_integer(t[1], what.str() + "'s byte count")};
   }
   const Borrowed& b = borrowed.add(take(obj, what, target, writable));
+  if (b.size() == 0) return {b.data, 0};  // however its producer strides it: a region of no bytes
   if (!b.contiguous()) invalid(what + " is a strided view; a region is a C-contiguous array, or (address, bytes)");
   return {b.data, b.extent_bytes()};
 }

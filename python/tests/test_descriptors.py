@@ -97,6 +97,49 @@ def test_owned_by_dml_input_is_bound_at_initialize():
     assert out.tolist() == [5, 6, 7]
 
 
+def test_a_failed_initialize_keeps_no_unfilled_region():
+    # initialize() without the owned input fails; it kept the persistent region it made and never
+    # filled, and an execute without persistent= then bound it and read its garbage.
+    owned = TensorDesc(F32, [1, 1, 1, 2], flags=opendml.TensorFlags.OWNED_BY_DML)
+    desc = opendml.JoinDesc([owned, TensorDesc(F32, [1, 1, 1, 1])], TensorDesc(F32, [1, 1, 1, 3]), 3)
+    op = opendml.Operator(opendml.Device(), desc).compile()
+    with pytest.raises(opendml.Error):
+        op.initialize()
+    persistent = np.zeros(op.binding_properties().persistent_size_in_bytes + 256, np.uint8)
+    region = persistent[(-persistent.ctypes.data) % 256:]
+    op.initialize([np.array([5, 6], np.float32), None], persistent=region)
+    out = np.full(3, -1, np.float32)
+    with pytest.raises(opendml.Error, match="persistent"):
+        op.execute([None, np.array([7], np.float32)], [out])
+    assert out.tolist() == [-1, -1, -1]
+
+
+def test_region_arguments_are_checked_by_value():
+    # (address, bytes) took any int through a cast: -1 bytes was "a type opendml does not take",
+    # naming neither the argument nor the value, and KeyboardInterrupt from __index__ became an error.
+    desc = opendml.JoinDesc([TensorDesc(F32, [1, 1, 1, 2])], TensorDesc(F32, [1, 1, 1, 2]), 3)
+    op = opendml.Operator(opendml.Device(), desc).compile()
+    op.initialize()
+    a, out = np.ones(2, np.float32), np.zeros(2, np.float32)
+    with pytest.raises(opendml.Error, match=r"inputs\[0\]'s byte count is -1; it must be 0 to 2\^64 - 1"):
+        op.execute([(a.ctypes.data, -1)], [out])
+    with pytest.raises(opendml.Error, match=r"inputs\[0\]'s address is 18446744073709551616"):
+        op.execute([(2**64, 8)], [out])
+
+    class Interrupting:
+        def __index__(self):
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        op.execute([(a.ctypes.data, Interrupting())], [out])
+    # An empty array is a region of no bytes, refused for its size, not called a strided view.
+    with pytest.raises(opendml.Error, match="bound to 0 bytes"):
+        op.execute([np.zeros(0, np.float32)], [out])
+    # A device name with a NUL named another device (the C ABI reads up to the NUL).
+    with pytest.raises(opendml.Error, match="NUL"):
+        opendml.Device("cpu\0xyz")
+
+
 def test_raw_address_regions():
     op = join_op()
     op.initialize()
