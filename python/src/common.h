@@ -99,15 +99,22 @@ struct Name {
 inline std::string operator+(const Name& name, const std::string& text) { return name.str() + text; }
 inline std::string operator+(const Name& name, const char* text) { return name.str() + text; }
 
-// An integer argument (anything with __index__), or opendml.Error naming it.
-inline int64_t integer(nb::handle value, const Name& what) {
+// value.__index__() as a Python int, or opendml.Error naming `what` (a Name or a string) where it
+// has none; any other error its __index__ raises goes through as raised.
+template <class What>
+nb::object python_index(nb::handle value, const What& what) {
   PyObject* index = PyNumber_Index(value.ptr());
   if (index == nullptr) {
     clear_expected(PyExc_TypeError);
     invalid(what + " is a " + nb::type_name(value.type()).c_str() + "; it must be an integer");
   }
-  const long long v = PyLong_AsLongLong(index);
-  Py_DECREF(index);
+  return nb::steal(index);
+}
+
+// An integer argument (anything with __index__), or opendml.Error naming it.
+inline int64_t integer(nb::handle value, const Name& what) {
+  const nb::object index = python_index(value, what);
+  const long long v = PyLong_AsLongLong(index.ptr());
   if (v == -1 && PyErr_Occurred()) {
     clear_expected(PyExc_OverflowError);
     invalid(what + " does not fit in 64 bits");
@@ -117,16 +124,11 @@ inline int64_t integer(nb::handle value, const Name& what) {
 
 // An unsigned 64-bit integer argument (an address, a byte count), or opendml.Error naming it.
 inline uint64_t unsigned_integer(nb::handle value, const std::string& what) {
-  PyObject* index = PyNumber_Index(value.ptr());
-  if (index == nullptr) {
-    clear_expected(PyExc_TypeError);
-    invalid(what + " is a " + nb::type_name(value.type()).c_str() + "; it must be an integer");
-  }
-  const nb::object held = nb::steal(index);
-  const unsigned long long v = PyLong_AsUnsignedLongLong(index);
+  const nb::object index = python_index(value, what);
+  const unsigned long long v = PyLong_AsUnsignedLongLong(index.ptr());
   if (v == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {
     clear_expected(PyExc_OverflowError);
-    invalid(what + " is " + nb::str(held).c_str() + "; it must be 0 to 2^64 - 1");
+    invalid(what + " is " + nb::str(index).c_str() + "; it must be 0 to 2^64 - 1");
   }
   return v;
 }

@@ -327,20 +327,20 @@ Resource load_resource(const std::string& name, const Node& node, const std::fil
     if (size > kMaxResourceBytes)
       node.fail("needs " + std::to_string(size) + " bytes; the limit of a resource is " +
                 std::to_string(kMaxResourceBytes));
-    // DxDispatch's initialValuesOffsetInBytes is checked as DxDispatch checks it, the values and the
-    // offset within the buffer (sizeInBytes, else the values' size rounded up to 4), and otherwise
-    // unused: DxDispatch writes the values at the start of the buffer whatever it says.
+    // DxDispatch's buffer: sizeInBytes as given, else the values' size rounded up to 4 (the device
+    // buffer is always rounded up to 4). writeFile writes it whole.
+    const uint64_t dxdispatch_bytes = node.find("sizeInBytes") ? size : (size + 3) & ~uint64_t{3};
+    // DxDispatch's initialValuesOffsetInBytes is checked as DxDispatch checks it, the values at that
+    // offset within its buffer, and otherwise unused: DxDispatch writes the values at the start of
+    // the buffer whatever it says.
     if (const std::optional<Node> offset_node = node.find("initialValuesOffsetInBytes")) {
       const uint64_t offset = offset_node->uint64();
-      const uint64_t buffer = node.find("sizeInBytes") ? size : (size + 3) & ~uint64_t{3};
-      if (offset > buffer - values.count * element)
-        offset_node->fail("is " + std::to_string(offset) + "; the buffer (" + std::to_string(buffer) +
+      if (offset > dxdispatch_bytes - values.count * element)
+        offset_node->fail("is " + std::to_string(offset) + "; the buffer (" + std::to_string(dxdispatch_bytes) +
                           " bytes) is too small for the initial values (" + std::to_string(values.count * element) +
                           " bytes) at that offset");
     }
-    // writeFile writes DxDispatch's buffer: sizeInBytes as given, else the values' size rounded up
-    // to 4; the device buffer is always rounded up to 4.
-    const uint64_t file_count = (node.find("sizeInBytes") ? size : (size + 3) & ~uint64_t{3}) / element;
+    const uint64_t file_count = dxdispatch_bytes / element;
     size = (size + 3) & ~uint64_t{3};
     context.budget.take(size, true, node.place(), "its device buffer");
     return {name, values.type, values.count, file_count, size, std::move(values.fill)};
