@@ -413,23 +413,27 @@ nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed,
   if (c.ndim != 2)
     invalid("nonzero: coords has " + std::to_string(c.ndim) + " dimensions; it must be 2-D, (x.size, columns)" +
             (transposed ? " transposed" : ""));
-  if (m == 0) {  // no coordinates to write, and DirectML has no empty tensors: the checks the library would make
-    if (k.size() != 1) invalid("nonzero: count has " + std::to_string(k.size()) + " elements; it must have one");
-    for (const auto& [b, name] : {std::pair{&c, "coords"}, std::pair{&k, "count"}})  // each its own type
-      if (b->type != DML_TENSOR_DATA_TYPE_UINT32 && b->type != DML_TENSOR_DATA_TYPE_INT64 &&
-          b->type != DML_TENSOR_DATA_TYPE_UINT64)
-        invalid(std::string("nonzero: ") + name + " is " + b->type_name() + "; it must be uint32, int64 or uint64");
+  Spec in, cnt, crd;
+  if (m == 0) {
+    // DirectML has no empty tensors: the operator is compiled for a stand-in x of one element (and one
+    // row of coordinates), so that the library checks the types and extensions as it does for any x;
+    // then only the count is written.
     if (c.shape[transposed ? 0 : 1] != n || c.shape[transposed ? 1 : 0] != 0)
       invalid("nonzero: coords has shape " + shape_string(shape_of(c)) + "; it must have " + std::to_string(n) +
               " columns and no rows (x has no elements)");
-    zero(call, k.data, k.element_bytes);
-    return nb::make_tuple(coords, count);
+    in.type = input.type;
+    in.rank = static_cast<uint32_t>(input.ndim);
+    std::fill_n(in.sizes, in.rank, 1u);
+    crd.type = c.type;
+    crd.rank = 2;
+    crd.sizes[0] = 1;
+    crd.sizes[1] = static_cast<uint32_t>(n);
+  } else {
+    in = spec_of(input, {call.prefix, "x"});
+    crd = coords_spec(c, transposed, input, {call.prefix, "coords"});
   }
-
-  const Spec in = spec_of(input, {call.prefix, "x"});
-  Spec cnt = spec_of(k, {call.prefix, "count"});
+  cnt = spec_of(k, {call.prefix, "count"});
   if (cnt.rank == 0) cnt.rank = 1, cnt.sizes[0] = 1;  // a 0-d count is one element
-  const Spec crd = coords_spec(c, transposed, input, {call.prefix, "coords"});
 
   thread_local std::string key;
   key.assign("N");
@@ -442,6 +446,10 @@ nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed,
   }
   const Spec* const tensors[] = {&in, &cnt, &crd};
   const auto entry = compiled(key, call, tensors, extensions, nonzero_desc, ColumnValues{offsets, fill});
+  if (m == 0) {
+    zero(call, k.data, k.element_bytes);
+    return nb::make_tuple(coords, count);
+  }
   execute(*entry, call, std::span(tensors).first(1), std::span(tensors).subspan(1));
   return nb::make_tuple(coords, count);
 }

@@ -755,8 +755,15 @@ def test_column_values_read_once_and_as_given():
 
 def test_empty_nonzero_checks_out_as_the_library_would():
     x = np.zeros((0, 3), np.float32)
-    raises(opendml.Error, "coords is float32; it must be uint32, int64 or uint64", opendml.nonzero, x,
+    raises(opendml.UnsupportedError, "OutputCoordinatesTensor.DataType is FLOAT32", opendml.nonzero, x,
            out=(np.zeros((0, 2), np.float32), np.zeros(1, np.uint32)))
+    raises(opendml.Error, "OutputCountTensor.Sizes\\[0\\] is 2", opendml.nonzero, x,
+           out=(np.zeros((0, 2), np.uint32), np.zeros(2, np.uint32)))
+    # The input's type too: NONZERO_COORDINATES takes no 64-bit elements, with elements or without.
+    for dtype in (np.float64, np.int64):
+        for shape in ((0, 3), (2, 3)):
+            raises(opendml.UnsupportedError, "InputTensor.DataType is (FLOAT|INT)64", opendml.nonzero,
+                   np.zeros(shape, dtype))
     raises(opendml.Error, "it must have 2 columns and no rows", opendml.nonzero, x,
            out=(np.zeros((0, 3), np.uint32), np.zeros(1, np.uint32)))
     raises(opendml.Error, r"coords has shape \(5, 2\); it must have 2 columns and no rows", opendml.nonzero, x,
