@@ -1,5 +1,6 @@
 // Internal: pieces of the library below the C ABI that no operator suite reaches directly: the
-// host side of FastDivmod (which the CUDA kernels use on the device), and implementation choice.
+// host side of FastDivmod (which the CUDA kernels use on the device), ceil_div, and implementation
+// choice.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -8,6 +9,7 @@
 
 #include "backends/cuda/fast_divmod.h"
 #include "backends/device.h"
+#include "core/arithmetic.h"
 #include "support/random_cases.h"
 
 namespace odml_test {
@@ -34,6 +36,22 @@ TEST(FastDivmod, ExactAtTheEdgesOfEveryDivisorsRange) {
       expect_divides(f, static_cast<uint32_t>(k * d - 1));
     }
   }
+}
+
+// Grids are sized with it in 32 bits: near the top of the type it once wrapped to 0.
+TEST(CeilDiv, RoundsUpWithoutWrappingAtTheTopOfTheType) {
+  using opendml::internal::ceil_div;
+  constexpr uint32_t kMax = std::numeric_limits<uint32_t>::max();
+  EXPECT_EQ(ceil_div(0u, 1024u), 0u);
+  EXPECT_EQ(ceil_div(1u, 1024u), 1u);
+  EXPECT_EQ(ceil_div(1024u, 1024u), 1u);
+  EXPECT_EQ(ceil_div(1025u, 1024u), 2u);
+  EXPECT_EQ(ceil_div(kMax - 1022, 1024u), 4194304u);
+  EXPECT_EQ(ceil_div(kMax, 1024u), 4194304u);
+  EXPECT_EQ(ceil_div(kMax, 1u), kMax);
+  EXPECT_EQ(ceil_div(kMax, kMax), 1u);
+  EXPECT_EQ(ceil_div(std::numeric_limits<uint64_t>::max(), uint64_t{2}), uint64_t{1} << 63);
+  static_assert(ceil_div(7u, 2u) == 4u);
 }
 
 TEST(FastDivmod, ExactOnRandomDividendsAndDivisors) {

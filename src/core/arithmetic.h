@@ -4,10 +4,11 @@
 
 namespace opendml::internal {
 
-// a / b rounded up; b > 0, and a + b - 1 must not overflow T.
+// a / b rounded up, for b > 0 and any a: no a + b - 1 that wraps near the top of T (cuda.slices sized
+// a grid of 0 blocks for 2^32 - 1023 to 2^32 - 1 units that way).
 template <class T>
 constexpr T ceil_div(T a, T b) {
-  return (a + b - 1) / b;
+  return a / b + (a % b != 0 ? 1 : 0);
 }
 
 }  // namespace opendml::internal
