@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "opendml/opendml.hpp"
@@ -535,6 +536,82 @@ TEST_F(DeviceCuda, HugeJoinAndSplitPastTwoToThe32ElementsWith64BitIndices) {
   const Bytes first = a.download(half), second = b.download(half);
   EXPECT_TRUE(std::equal(first.begin(), first.end(), host.begin()));
   EXPECT_TRUE(std::equal(second.begin(), second.end(), host.begin() + half));
+}
+
+// 2^32 - 1 UINT8 elements in slices of one byte and two (rows of 3: columns of 1 and 2), without
+// 64-bit indices: the most 32-bit indices address. Units one a thread, 2^32 - 1023 to 2^32 - 1 of
+// them: the grid was sized in 32 bits and wrapped to 0 blocks, and every execute failed.
+TEST_F(DeviceCuda, HugeJoinAndSplitOfNarrowSlicesOfTwoToThe32MinusOneElements) {
+  const uint32_t rows = 1431655765;  // x 3 = 2^32 - 1
+  const uint64_t whole = uint64_t{rows} * 3;
+  const auto region = [](uint64_t n) { return (n + 3) / 4 * 4; };  // TotalTensorSizeInBytes
+  size_t free_bytes = 0, total = 0;
+  ASSERT_CUDA(cudaMemGetInfo(&free_bytes, &total));
+  if (free_bytes < whole * 2 + (uint64_t{1} << 30)) GTEST_SKIP() << "needs about 10 GB of free GPU memory";
+  const auto u8 = DML_TENSOR_DATA_TYPE_UINT8;
+  const TensorDesc narrow(u8, {rows, 1}), wide(u8, {rows, 2}), joined(u8, {rows, 3});
+  CudaBuffer a(region(rows)), b(region(uint64_t{rows} * 2)), out(region(whole));
+  ASSERT_NE(out.data, nullptr);
+  ASSERT_CUDA(cudaMemset(a.data, 0x11, a.size));
+  ASSERT_CUDA(cudaMemset(b.data, 0x22, b.size));
+  ASSERT_CUDA(cudaMemset(out.data, 0, out.size));
+  opendml::CompiledOperator j =
+      opendml::Operator(test_device(), opendml::JoinDesc({narrow, wide}, joined, 1)).compile();
+  j.initialize();
+  j.execute({a.binding(), b.binding()}, {out.binding()});
+  ASSERT_CUDA(cudaDeviceSynchronize());
+  const Bytes host = out.download(whole);
+  uint64_t wrong = 0;
+  for (uint64_t r = 0; r < rows; ++r)
+    wrong += host[3 * r] != 0x11 || host[3 * r + 1] != 0x22 || host[3 * r + 2] != 0x22;
+  ASSERT_EQ(wrong, 0u) << "rows joined wrong (" << j.implementation() << ")";
+  ASSERT_CUDA(cudaMemset(a.data, 0, a.size));
+  ASSERT_CUDA(cudaMemset(b.data, 0, b.size));
+  opendml::CompiledOperator s =
+      opendml::Operator(test_device(), opendml::SplitDesc(joined, {narrow, wide}, 1)).compile();
+  s.initialize();
+  s.execute({out.binding()}, {a.binding(), b.binding()});
+  ASSERT_CUDA(cudaDeviceSynchronize());
+  const Bytes first = a.download(rows), second = b.download(uint64_t{rows} * 2);
+  EXPECT_EQ(uint64_t(std::count(first.begin(), first.end(), 0x11)), rows) << s.implementation();
+  EXPECT_EQ(uint64_t(std::count(second.begin(), second.end(), 0x22)), uint64_t{rows} * 2) << s.implementation();
+}
+
+// A thread with no CUDA context has none after opendml's calls: each makes its device current and
+// puts the thread's context back as it was, none included. Restoring "device 0" instead created a
+// context there, on GPU 0, in every process that used only another GPU.
+TEST_F(DeviceCuda, AThreadWithoutAContextHasNoneAfterwards) {
+  void* get = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  ASSERT_CUDA(cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &get, 12000, cudaEnableDefault, &found));
+  ASSERT_EQ(found, cudaDriverEntryPointSuccess);
+  const auto current = [get] {
+    void* context = nullptr;  // a CUcontext
+    reinterpret_cast<int (*)(void**)>(get)(&context);
+    return context;
+  };
+  const opendml::Device& device = test_device();
+  const TensorDesc t(DML_TENSOR_DATA_TYPE_FLOAT32, {4, 4}), twice(DML_TENSOR_DATA_TYPE_FLOAT32, {8, 4});
+  opendml::CompiledOperator op = opendml::Operator(device, opendml::JoinDesc({t, t}, twice, 0)).compile();
+  op.initialize();
+  CudaBuffer in(64), out(128);
+  ASSERT_CUDA(cudaDeviceSynchronize());
+  void* before = reinterpret_cast<void*>(1);
+  void* after_execute = reinterpret_cast<void*>(1);
+  void* after_device_calls = reinterpret_cast<void*>(1);
+  std::thread([&] {
+    before = current();
+    op.execute({in.binding(), in.binding()}, {out.binding()});
+    after_execute = current();
+    void* p = device.allocate(256);
+    device.synchronize();
+    device.free(p);
+    after_device_calls = current();
+  }).join();
+  EXPECT_EQ(before, nullptr) << "a new thread has no context";
+  EXPECT_EQ(after_execute, nullptr);
+  EXPECT_EQ(after_device_calls, nullptr);
+  ASSERT_CUDA(cudaDeviceSynchronize());
 }
 
 // JOIN and SPLIT of pieces of one shape bound inside one buffer. cuda.copy finds pieces at evenly

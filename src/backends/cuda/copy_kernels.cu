@@ -594,6 +594,7 @@ class CudaCopyKernel final : public Kernel {
   Status initialize(std::byte* persistent, void* stream) const override {
     if (runs_ || inline_ || uniform_) return {};
     DeviceGuard guard(ordinal_);
+    ODML_RETURN_IF_ERROR(guard.status());
     const auto s = static_cast<cudaStream_t>(stream);
     ODML_RETURN_IF_ERROR(cuda_status(
         cudaMemcpyAsync(persistent, items_.data(), items_.size() * sizeof(DeviceItem), cudaMemcpyHostToDevice, s),
@@ -605,6 +606,7 @@ class CudaCopyKernel final : public Kernel {
 
   Status execute(const ExecuteArgs& args) const override {
     DeviceGuard guard(ordinal_);
+    ODML_RETURN_IF_ERROR(guard.status());
     const auto stream = static_cast<cudaStream_t>(args.stream);
     if (runs_) {
       Runs runs = *runs_;
@@ -965,6 +967,7 @@ class CudaSlicesKernel final : public Kernel {
   Status initialize(std::byte* persistent, void* stream) const override {
     if (inline_) return {};
     DeviceGuard guard(ordinal_);
+    ODML_RETURN_IF_ERROR(guard.status());
     return cuda_status(cudaMemcpyAsync(persistent, layout_.pieces.data(), persistent_bytes(), cudaMemcpyHostToDevice,
                                        static_cast<cudaStream_t>(stream)),
                        "cuda.slices: uploading the pieces");
@@ -972,6 +975,7 @@ class CudaSlicesKernel final : public Kernel {
 
   Status execute(const ExecuteArgs& args) const override {
     DeviceGuard guard(ordinal_);
+    ODML_RETURN_IF_ERROR(guard.status());
     const auto stream = static_cast<cudaStream_t>(args.stream);
     launch_with_table<SlicesLaunch>(group_, args, stream,
                                     inline_ ? nullptr : reinterpret_cast<const DevicePiece*>(args.persistent),

@@ -1,11 +1,79 @@
 #include "backends/cuda/cuda_device.h"
 
+#include <cuda.h>
+
 #include <algorithm>
+#include <type_traits>
 
 #include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/cuda_status.h"
 
 namespace opendml::internal {
+
+namespace {
+
+// The driver's calls for the thread's current context, reached through the runtime (the library
+// links no libcuda of its own); null where the driver does not offer them.
+struct ContextCalls {
+  CUresult (*get_current)(CUcontext*) = nullptr;
+  CUresult (*set_current)(CUcontext) = nullptr;
+  CUresult (*get_device)(CUdevice*) = nullptr;
+};
+
+const ContextCalls& context_calls() {
+  static const ContextCalls calls = [] {
+    ContextCalls c;
+    bool all = true;
+    const auto load = [&all](const char* name, auto& fn) {
+      void* p = nullptr;
+      cudaDriverEntryPointQueryResult found{};
+      if (cudaGetDriverEntryPointByVersion(name, &p, 12000, cudaEnableDefault, &found) == cudaSuccess &&
+          found == cudaDriverEntryPointSuccess && p != nullptr) {
+        fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
+      } else {
+        cudaGetLastError();
+        all = false;
+      }
+    };
+    load("cuCtxGetCurrent", c.get_current);
+    load("cuCtxSetCurrent", c.set_current);
+    load("cuCtxGetDevice", c.get_device);
+    return all ? c : ContextCalls{};
+  }();
+  return calls;
+}
+
+}  // namespace
+
+DeviceGuard::DeviceGuard(int ordinal) {
+  const ContextCalls& calls = context_calls();
+  if (calls.get_current != nullptr) {
+    CUcontext current = nullptr;
+    if (calls.get_current(&current) != CUDA_SUCCESS) current = nullptr;
+    CUdevice device = -1;
+    if (ordinal >= 0 && current != nullptr && calls.get_device(&device) == CUDA_SUCCESS && device == ordinal) return;
+    previous_ = current;
+  } else {
+    int device = 0;
+    if (cudaGetDevice(&device) != cudaSuccess) {
+      cudaGetLastError();
+      device = -1;
+    }
+    if (ordinal >= 0 && device == ordinal) return;
+    previous_device_ = device;
+  }
+  restore_ = true;
+  if (ordinal >= 0) status_ = cuda_status(cudaSetDevice(ordinal), "making the device current");
+}
+
+DeviceGuard::~DeviceGuard() {
+  if (!restore_) return;
+  if (const ContextCalls& calls = context_calls(); calls.set_current != nullptr) {
+    calls.set_current(static_cast<CUcontext>(previous_));
+  } else if (previous_device_ >= 0 && cudaSetDevice(previous_device_) != cudaSuccess) {
+    cudaGetLastError();
+  }
+}
 
 Status check_launch(const char* kernel, cudaStream_t stream) {
   static const bool debug_sync = env_flag("OPENDML_DEBUG_SYNC");
@@ -36,6 +104,7 @@ Result<CompiledKernel> CudaDevice::compile(const Plan& plan) const { return comp
 
 Result<void*> CudaDevice::allocate(uint64_t bytes) const {
   DeviceGuard guard(ordinal_);
+  ODML_RETURN_IF_ERROR(guard.status());
   void* p = nullptr;
   ODML_RETURN_IF_ERROR(cuda_status(cudaMalloc(&p, bytes == 0 ? 1 : bytes), "cudaMalloc"));
   return p;
@@ -43,27 +112,32 @@ Result<void*> CudaDevice::allocate(uint64_t bytes) const {
 
 Status CudaDevice::free(void* data) const {
   DeviceGuard guard(ordinal_);
+  ODML_RETURN_IF_ERROR(guard.status());
   return cuda_status(cudaFree(data), "cudaFree");
 }
 
 Status CudaDevice::upload(void* dst, const void* src, uint64_t bytes) const {
   DeviceGuard guard(ordinal_);
+  ODML_RETURN_IF_ERROR(guard.status());
   return cuda_status(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), "cudaMemcpy to the device");
 }
 
 Status CudaDevice::download(void* dst, const void* src, uint64_t bytes) const {
   DeviceGuard guard(ordinal_);
+  ODML_RETURN_IF_ERROR(guard.status());
   return cuda_status(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy to the host");
 }
 
 Status CudaDevice::copy(void* dst, const void* src, uint64_t bytes, void* stream) const {
   DeviceGuard guard(ordinal_);
+  ODML_RETURN_IF_ERROR(guard.status());
   return cuda_status(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, static_cast<cudaStream_t>(stream)),
                      "cudaMemcpyAsync");
 }
 
 Status CudaDevice::synchronize(void* stream) const {
   DeviceGuard guard(ordinal_);
+  ODML_RETURN_IF_ERROR(guard.status());
   return cuda_status(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "cudaStreamSynchronize");
 }
 

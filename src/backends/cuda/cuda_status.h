@@ -22,24 +22,25 @@ inline Status cuda_status(cudaError_t error, const char* what) {
 // After a kernel launch: the launch error, and with OPENDML_DEBUG_SYNC the execution error.
 Status check_launch(const char* kernel, cudaStream_t stream);
 
-// Makes `ordinal` the calling thread's current device for the guard's lifetime. Every execute
-// makes one: where `ordinal` is current already (the usual case), that costs one cudaGetDevice and
-// nothing on the way out.
+// Makes device `ordinal` current on the calling thread for the guard's lifetime (a negative ordinal
+// switches nothing), then puts back the thread's CUDA context as the guard found it, no context
+// included: restoring "device 0" on a thread that had none would create a context on GPU 0 in every
+// process that only uses another GPU. Where `ordinal` is current already (the usual case, every
+// execute makes a guard), that costs two driver queries and nothing on the way out.
 class DeviceGuard {
  public:
-  explicit DeviceGuard(int ordinal) {
-    cudaGetDevice(&previous_);
-    switched_ = previous_ != ordinal && cudaSetDevice(ordinal) == cudaSuccess;
-  }
-  ~DeviceGuard() {
-    if (switched_) cudaSetDevice(previous_);
-  }
+  explicit DeviceGuard(int ordinal);
+  ~DeviceGuard();
   DeviceGuard(const DeviceGuard&) = delete;
   DeviceGuard& operator=(const DeviceGuard&) = delete;
+  // Why `ordinal` could not be made current: the calls that follow would run on another device.
+  const Status& status() const { return status_; }
 
  private:
-  int previous_ = 0;
-  bool switched_ = false;
+  void* previous_ = nullptr;  // the thread's CUcontext, null where it had none
+  int previous_device_ = -1;  // where the driver's context calls are not to be had: cudaGetDevice's
+  bool restore_ = false;
+  Status status_;
 };
 
 }  // namespace opendml::internal

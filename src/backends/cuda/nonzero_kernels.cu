@@ -951,6 +951,7 @@ class CudaNonzeroKernel final : public Kernel {
     // of 8 tiles instead of 586 of 7, 1.04-1.07x), but an odd number from kOddRangeTiles up, where
     // the half group left costs less than the reads of evenly spaced ranges (bench/NOTES.md).
     DeviceGuard guard(ordinal_);
+    ODML_RETURN_IF_ERROR(guard.status());
     int per_sm = 0;
     const uint32_t group = group_tiles(plan.element_bytes);
     const auto grid_for = [&](KernelFunction kernel) -> Status {
@@ -1025,6 +1026,7 @@ class CudaNonzeroKernel final : public Kernel {
 
   Status execute(const ExecuteArgs& args) const override {
     DeviceGuard guard(ordinal_);
+    ODML_RETURN_IF_ERROR(guard.status());
     NonzeroParams p = params_;
     p.input = args.inputs[0];
     p.count = args.outputs[0];
@@ -1077,8 +1079,16 @@ class CudaNonzeroKernel final : public Kernel {
 
 }  // namespace
 
-std::string cuda_nonzero_declines(const NonzeroPlan& plan, const CudaDevice&) {
+std::string cuda_nonzero_declines(const NonzeroPlan& plan, const CudaDevice& device) {
   if (plan.element_bytes > 4) return cat(plan.element_bytes, "-byte elements");
+  // The grid barrier needs every block resident: a cooperative launch (or one cluster, on the same
+  // GPUs).
+  int cooperative = 0;
+  if (cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device.ordinal()) != cudaSuccess) {
+    cudaGetLastError();
+    return "the device's cooperative launch attribute cannot be read";
+  }
+  if (cooperative == 0) return "the device has no cooperative launch, which its grid barrier needs";
   return "";
 }
 
