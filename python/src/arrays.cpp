@@ -55,8 +55,41 @@ struct Call {
     const intptr_t given = stream_handle(stream_arg);
     if (stream_arg.is_none()) target.current_of = framework;
     if (place.cuda) stream = stream_arg.is_none() ? framework->current_stream(first_array, place.id) : given;
+    if (place.cuda && !stream_arg.is_none() && !framework->synchronize) order_current_after_given();
   }
   Call(const Call&) = delete;
+
+  // The library's current stream where the call runs on another (stream=), which must then wait for
+  // the call's work (finish): its pool gives the results and the temporary region, and hands their
+  // memory to its next allocation as soon as nothing holds them, the temporary region at once. -1:
+  // none. A stream= that captures a CUDA graph is refused there: the graph would keep addresses
+  // that pool takes back.
+  intptr_t after = -1;
+  void order_current_after_given() {
+    const intptr_t current = framework->current_stream(like, place.id);
+    if (current == stream) return;
+#ifdef OPENDML_WITH_CUDA
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    {
+      const DeviceScope scope(place.id);
+      if (cudaStreamIsCapturing(reinterpret_cast<cudaStream_t>(stream), &capture) != cudaSuccess) cudaGetLastError();
+    }
+    if (capture != cudaStreamCaptureStatusNone)
+      unsupported(std::string(prefix) +
+                  "stream= is capturing a CUDA graph but is not the current stream of the arrays' library, whose "
+                  "allocator gives the results and the temporary region outside the graph's memory; capture on the "
+                  "current stream (torch.cuda.graph and CuPy's `with stream:` make it so)");
+#endif
+    after = current;
+  }
+  // After the call's work is queued.
+  void finish() {
+    if (after < 0) return;
+#ifdef OPENDML_WITH_CUDA
+    const DeviceScope scope(place.id);
+#endif
+    order_streams(stream, after, {prefix, "ordering the library's current stream after stream="});
+  }
 
   // `fresh`: an array this call allocated (empty, below).
   Borrowed take(nb::handle array, const Name& what, bool writable, bool fresh = false) {
@@ -234,6 +267,7 @@ void execute(const Entry& e, Call& call, std::span<const Spec* const> inputs, st
   if (call.place.cuda) {
     e.op.execute(b, stream);
     if (call.framework->synchronize) device_for(call.place).synchronize(stream);
+    call.finish();
   } else if (e.bytes < (1u << 20)) {
     e.op.execute(b, stream);  // small: releasing the GIL would cost more than the copy
   } else {
@@ -249,12 +283,11 @@ void zero(Call& call, std::byte* data, uint64_t bytes) {
     return;
   }
 #ifdef OPENDML_WITH_CUDA
-  const CurrentDeviceScope keep;  // on the array's device, which need not be the current one
-  cudaError_t error = keep.status();
-  if (error == cudaSuccess) error = cudaSetDevice(call.place.id);
-  if (error == cudaSuccess) error = cudaMemsetAsync(data, 0, bytes, reinterpret_cast<cudaStream_t>(call.stream));
+  const DeviceScope scope(call.place.id);  // on the array's device, which need not be the current one
+  const cudaError_t error = cudaMemsetAsync(data, 0, bytes, reinterpret_cast<cudaStream_t>(call.stream));
   if (error != cudaSuccess)
     throw Error(ODML_STATUS_DEVICE_FAILURE, std::string(call.prefix) + cudaGetErrorString(error));
+  call.finish();
 #else
   unsupported(std::string(call.prefix) + "this build of opendml has no CUDA backend");
 #endif
@@ -343,7 +376,7 @@ void column_values(Call& call, nb::handle arg, int64_t n, const char* name, bool
     return;
   }
   if (length < 0)
-    invalid(what + " is a " + nb::type_name(arg.type()).c_str() + "; it must be a sequence (a list or tuple)" +
+    invalid(what + " is " + a_type(arg) + "; it must be a sequence (a list or tuple)" +
             (scalar ? " or an integer" : ""));
   if (int64_t(length) != n)
     invalid(what + " has " + std::to_string(length) + " values; it needs one per coordinate column (" +

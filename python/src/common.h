@@ -14,6 +14,8 @@
 
 #ifdef OPENDML_WITH_CUDA
 #include <cuda_runtime_api.h>
+
+#include "backends/cuda/cuda_status.h"  // the library's DeviceGuard, one for both
 #endif
 
 namespace nb = nanobind;
@@ -58,31 +60,26 @@ PyObject* kept_object(PyObject*& slot, Make&& make) {
 }
 
 // DirectML's sizes, strides and axes are 32-bit and unsigned.
+[[noreturn]] inline void not_uint32(const std::string& what, const std::string& value) {
+  invalid(what + " is " + value + "; DirectML takes an unsigned 32-bit value (0 to 4294967295)");
+}
 inline uint32_t to_uint32(int64_t value, const std::string& what) {
-  if (value < 0 || value > int64_t(UINT32_MAX))
-    invalid(what + " is " + std::to_string(value) + "; DirectML takes an unsigned 32-bit value (0 to 4294967295)");
+  if (value < 0 || value > int64_t(UINT32_MAX)) not_uint32(what, std::to_string(value));
   return static_cast<uint32_t>(value);
 }
 
 #ifdef OPENDML_WITH_CUDA
-// The calling thread's current CUDA device, made current again when the scope ends, however it
-// ends. Where it cannot be read (no GPU), status() says why, the error is not left behind for a
-// later launch check, and nothing is restored.
-class CurrentDeviceScope {
+// The library's DeviceGuard (src/backends/cuda/cuda_status.h): device `ordinal` current for the
+// scope (a negative one: whichever is), and the thread's context as it was afterwards, however the
+// scope ends. Raises opendml.Error where `ordinal` cannot be made current.
+class DeviceScope {
  public:
-  CurrentDeviceScope() : status_(cudaGetDevice(&device_)) {
-    if (status_ != cudaSuccess) cudaGetLastError();
+  explicit DeviceScope(int ordinal = -1) : guard_(ordinal) {
+    if (!guard_.status().ok()) throw Error(guard_.status().code(), guard_.status().message());
   }
-  ~CurrentDeviceScope() {
-    if (status_ == cudaSuccess && cudaSetDevice(device_) != cudaSuccess) cudaGetLastError();
-  }
-  CurrentDeviceScope(const CurrentDeviceScope&) = delete;
-  CurrentDeviceScope& operator=(const CurrentDeviceScope&) = delete;
-  cudaError_t status() const { return status_; }
 
  private:
-  int device_ = 0;
-  cudaError_t status_;
+  internal::DeviceGuard guard_;
 };
 #endif
 
@@ -99,6 +96,12 @@ struct Name {
 inline std::string operator+(const Name& name, const std::string& text) { return name.str() + text; }
 inline std::string operator+(const Name& name, const char* text) { return name.str() + text; }
 
+// "a str", "an int": the article and the name of value's type, for messages.
+inline std::string a_type(nb::handle value) {
+  const std::string name = nb::type_name(value.type()).c_str();
+  return (name.find_first_of("aeiouAEIOU") == 0 ? "an " : "a ") + name;
+}
+
 // value.__index__() as a Python int, or opendml.Error naming `what` (a Name or a string) where it
 // has none; any other error its __index__ raises goes through as raised.
 template <class What>
@@ -106,7 +109,7 @@ nb::object python_index(nb::handle value, const What& what) {
   PyObject* index = PyNumber_Index(value.ptr());
   if (index == nullptr) {
     clear_expected(PyExc_TypeError);
-    invalid(what + " is a " + nb::type_name(value.type()).c_str() + "; it must be an integer");
+    invalid(what + " is " + a_type(value) + "; it must be an integer");
   }
   return nb::steal(index);
 }
@@ -133,10 +136,20 @@ inline uint64_t unsigned_integer(nb::handle value, const std::string& what) {
   return v;
 }
 
+// An integer argument that DirectML takes as a UINT (anything with __index__, of any size), or
+// opendml.Error naming it.
+inline uint32_t uint32_argument(nb::handle value, const std::string& what) {
+  const nb::object index = python_index(value, what);
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+  if (overflow != 0 || v < 0 || v > static_cast<long long>(UINT32_MAX)) not_uint32(what, nb::str(index).c_str());
+  return static_cast<uint32_t>(v);
+}
+
 // A list, tuple or other sequence argument, or opendml.Error naming it.
 inline nb::sequence sequence(nb::handle value, const Name& what) {
   if (!PySequence_Check(value.ptr()) || PyUnicode_Check(value.ptr()) || PyBytes_Check(value.ptr()))
-    invalid(what + " is a " + nb::type_name(value.type()).c_str() + "; it must be a sequence (a list or tuple)");
+    invalid(what + " is " + a_type(value) + "; it must be a sequence (a list or tuple)");
   return nb::borrow<nb::sequence>(value);
 }
 

@@ -14,9 +14,19 @@ namespace {
 
 using namespace nb::literals;
 
-std::vector<uint32_t> to_uint32s(const std::vector<int64_t>& values, const std::string& what) {
-  std::vector<uint32_t> out(values.size());
-  for (size_t i = 0; i < values.size(); ++i) out[i] = to_uint32(values[i], what + "[" + std::to_string(i) + "]");
+// A sequence of integer arguments, each as uint32_argument or unsigned_integer reads it.
+template <class T>
+std::vector<T> integers(nb::handle values, const Name& what) {
+  const nb::sequence seq = sequence(values, what);
+  std::vector<T> out(nb::len(seq));
+  for (size_t i = 0; i < out.size(); ++i) {
+    const std::string name = Name{what.prefix, what.base, static_cast<int>(i)}.str();
+    if constexpr (sizeof(T) == 4) {
+      out[i] = uint32_argument(seq[i], name);
+    } else {
+      out[i] = unsigned_integer(seq[i], name);
+    }
+  }
   return out;
 }
 
@@ -159,21 +169,19 @@ void bind_descriptors(nb::module_& m) {
   nb::class_<TensorDesc>(m, "TensorDesc", "A DML_BUFFER_TENSOR_DESC that owns its arrays.")
       .def(
           "__init__",
-          [](TensorDesc* self, DML_TENSOR_DATA_TYPE type, const std::vector<int64_t>& sizes,
-             std::optional<std::vector<int64_t>> strides, DML_TENSOR_FLAGS flags, std::optional<int64_t> total_size,
-             int64_t alignment) {
+          [](TensorDesc* self, DML_TENSOR_DATA_TYPE type, nb::handle sizes, nb::handle strides, DML_TENSOR_FLAGS flags,
+             nb::handle total_size, nb::handle alignment) {
             std::optional<std::vector<uint32_t>> s;
-            if (strides) s = to_uint32s(*strides, "TensorDesc: strides");
-            new (self) TensorDesc(type, to_uint32s(sizes, "TensorDesc: sizes"), std::move(s), flags);
-            if (total_size) {
-              if (*total_size < 0)
-                invalid("TensorDesc: total_size is " + std::to_string(*total_size) + "; it must not be negative");
-              self->total_size(static_cast<uint64_t>(*total_size));
-            }
-            self->alignment(to_uint32(alignment, "TensorDesc: alignment"));
+            if (!strides.is_none()) s = integers<uint32_t>(strides, {"TensorDesc: ", "strides"});
+            new (self) TensorDesc(type, integers<uint32_t>(sizes, {"TensorDesc: ", "sizes"}), std::move(s), flags);
+            if (!total_size.is_none()) self->total_size(unsigned_integer(total_size, "TensorDesc: total_size"));
+            self->alignment(uint32_argument(alignment, "TensorDesc: alignment"));
           },
           "dtype"_a, "sizes"_a, "strides"_a = nb::none(), "flags"_a = DML_TENSOR_FLAG_NONE, "total_size"_a = nb::none(),
-          "alignment"_a = 0)
+          "alignment"_a = 0,
+          nb::sig("def __init__(self, dtype: DataType, sizes: collections.abc.Sequence[int], strides: "
+                  "collections.abc.Sequence[int] | None = None, flags: TensorFlags = TensorFlags.NONE, total_size: "
+                  "int | None = None, alignment: int = 0) -> None"))
       .def_prop_ro("dtype", [](const TensorDesc& t) { return t.buffer().DataType; })
       .def_prop_ro("sizes", [](const TensorDesc& t) { return t.sizes(); })
       .def_prop_ro("strides",
@@ -190,17 +198,21 @@ void bind_descriptors(nb::module_& m) {
   nb::class_<JoinDesc, OperatorDesc>(m, "JoinDesc", "DML_JOIN_OPERATOR_DESC")
       .def(
           "__init__",
-          [](JoinDesc* self, std::vector<TensorDesc> inputs, TensorDesc output, int64_t axis) {
-            new (self) JoinDesc(std::move(inputs), std::move(output), to_uint32(axis, "JoinDesc: axis"));
+          [](JoinDesc* self, std::vector<TensorDesc> inputs, TensorDesc output, nb::handle axis) {
+            new (self) JoinDesc(std::move(inputs), std::move(output), uint32_argument(axis, "JoinDesc: axis"));
           },
-          "inputs"_a, "output"_a, "axis"_a);
+          "inputs"_a, "output"_a, "axis"_a,
+          nb::sig("def __init__(self, inputs: collections.abc.Sequence[TensorDesc], output: TensorDesc, axis: int) "
+                  "-> None"));
   nb::class_<SplitDesc, OperatorDesc>(m, "SplitDesc", "DML_SPLIT_OPERATOR_DESC")
       .def(
           "__init__",
-          [](SplitDesc* self, TensorDesc input, std::vector<TensorDesc> outputs, int64_t axis) {
-            new (self) SplitDesc(std::move(input), std::move(outputs), to_uint32(axis, "SplitDesc: axis"));
+          [](SplitDesc* self, TensorDesc input, std::vector<TensorDesc> outputs, nb::handle axis) {
+            new (self) SplitDesc(std::move(input), std::move(outputs), uint32_argument(axis, "SplitDesc: axis"));
           },
-          "input"_a, "outputs"_a, "axis"_a);
+          "input"_a, "outputs"_a, "axis"_a,
+          nb::sig("def __init__(self, input: TensorDesc, outputs: collections.abc.Sequence[TensorDesc], axis: int) "
+                  "-> None"));
   nb::class_<NonzeroCoordinatesDesc, OperatorDesc>(m, "NonzeroCoordinatesDesc", "DML_NONZERO_COORDINATES_OPERATOR_DESC")
       .def(nb::init<TensorDesc, TensorDesc, TensorDesc>(), "input"_a, "count"_a, "coordinates"_a);
 
@@ -231,15 +243,20 @@ void bind_descriptors(nb::module_& m) {
   nb::class_<PyOperator>(m, "Operator")
       .def(
           "__init__",
-          [](PyOperator* self, const Device& device, const OperatorDesc& desc, uint32_t feature_level,
-             uint32_t extensions, const std::vector<uint64_t>& coordinate_offsets,
-             const std::vector<uint64_t>& fill_values) {
-            new (self) PyOperator{Operator(device, desc, DML_FEATURE_LEVEL(feature_level),
-                                           operator_options(extensions, {coordinate_offsets, fill_values})),
-                                  device};
+          [](PyOperator* self, const Device& device, const OperatorDesc& desc, nb::handle feature_level,
+             nb::handle extensions, nb::handle coordinate_offsets, nb::handle fill_values) {
+            const auto level = DML_FEATURE_LEVEL(uint32_argument(feature_level, "Operator: feature_level"));
+            const uint32_t bits = uint32_argument(extensions, "Operator: extensions");
+            const std::vector<uint64_t> offsets = integers<uint64_t>(coordinate_offsets,
+                                                                     {"Operator: ", "coordinate_offsets"}),
+                                        fill = integers<uint64_t>(fill_values, {"Operator: ", "fill_values"});
+            new (self) PyOperator{Operator(device, desc, level, operator_options(bits, {offsets, fill})), device};
           },
-          "device"_a, "desc"_a, "feature_level"_a = 0, "extensions"_a = 0,
-          "coordinate_offsets"_a = std::vector<uint64_t>{}, "fill_values"_a = std::vector<uint64_t>{},
+          "device"_a, "desc"_a, "feature_level"_a = 0, "extensions"_a = 0, "coordinate_offsets"_a = nb::make_tuple(),
+          "fill_values"_a = nb::make_tuple(),
+          nb::sig("def __init__(self, device: Device, desc: OperatorDesc, feature_level: int = 0, extensions: int = 0, "
+                  "coordinate_offsets: collections.abc.Sequence[int] = (), fill_values: collections.abc.Sequence[int] "
+                  "= ()) -> None"),
           "Validates desc against feature_level (0: the highest). extensions: EXTENSION_* bits; "
           "coordinate_offsets: with EXTENSION_COORDINATE_OFFSETS, an offset per NONZERO coordinate column; "
           "fill_values: with EXTENSION_FILL_ROWS, the bits of each column in the rows past the count.")

@@ -121,23 +121,6 @@ void check_cuda(cudaError_t error, const std::string& what) {
 }
 #endif
 
-// The CUDA array interface (version 3): the producer names the stream its writes are on, and the
-// consumer orders its own stream after them.
-void wait_for_producer(intptr_t producer, intptr_t consumer, const Name& what) {
-#ifdef OPENDML_WITH_CUDA
-  if (producer == consumer) return;
-  cudaEvent_t event;
-  check_cuda(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), what.str());
-  cudaError_t error = cudaEventRecord(event, reinterpret_cast<cudaStream_t>(producer));
-  if (error == cudaSuccess) error = cudaStreamWaitEvent(reinterpret_cast<cudaStream_t>(consumer), event, 0);
-  cudaEventDestroy(event);
-  check_cuda(error, what + ": ordering the stream after __cuda_array_interface__['stream']");
-#else
-  (void)producer, (void)consumer;
-  unsupported(what + ": this build of opendml has no CUDA backend");
-#endif
-}
-
 int cuda_device_of(uintptr_t pointer, const Name& what) {
 #ifdef OPENDML_WITH_CUDA
   if (pointer == 0) {  // an empty array has no memory to ask about: it is on the current device
@@ -203,7 +186,7 @@ void borrow_cuda_array_interface(Borrowed& b, nb::handle array, const Name& what
   }
   set_layout(b, ndim, dims, strided ? strides : nullptr, what);
   if (cai.contains("stream") && !cai["stream"].is_none())
-    wait_for_producer(nb::cast<intptr_t>(cai["stream"]), stream, what);
+    order_streams(nb::cast<intptr_t>(cai["stream"]), stream, what);
 }
 
 // Producers that predate DLPack 1.0 reject max_version; each such type is asked once.
@@ -326,7 +309,7 @@ Place place_of(nb::handle array, const Name& what) {
         tuple_of(array.attr("__cuda_array_interface__")["data"], 2, what + ": __cuda_array_interface__['data']");
     return {true, cuda_device_of(nb::cast<uintptr_t>(data[0]), what)};
   }
-  invalid(what + " is a " + python_type_name(array) +
+  invalid(what + " is " + a_type(array) +
           ", which speaks neither DLPack (__dlpack__) nor the CUDA array interface; pass an array "
           "(NumPy, PyTorch, CuPy, JAX, ...)");
 }
@@ -407,6 +390,24 @@ Borrowed borrow(nb::handle array, const Name& what, Place place, intptr_t stream
 
 namespace opendml::python {
 
+// Orders stream `consumer` after the work queued so far on stream `producer` (an event, not the
+// host): the CUDA array interface's producer stream before ours, and ours before the caller's
+// library's current stream where a call ran on another (Call::after).
+void order_streams(intptr_t producer, intptr_t consumer, const Name& what) {
+#ifdef OPENDML_WITH_CUDA
+  if (producer == consumer) return;
+  cudaEvent_t event;
+  check_cuda(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), what.str());
+  cudaError_t error = cudaEventRecord(event, reinterpret_cast<cudaStream_t>(producer));
+  if (error == cudaSuccess) error = cudaStreamWaitEvent(reinterpret_cast<cudaStream_t>(consumer), event, 0);
+  cudaEventDestroy(event);
+  check_cuda(error, what + ": ordering the stream after __cuda_array_interface__['stream']");
+#else
+  (void)producer, (void)consumer;
+  unsupported(what + ": this build of opendml has no CUDA backend");
+#endif
+}
+
 intptr_t stream_handle(nb::handle stream) {
   if (stream.is_none()) return 0;
   // The handle, and what it was read from, for the messages.
@@ -424,11 +425,11 @@ intptr_t stream_handle(nb::handle stream) {
     value = stream.attr("ptr");
     from = "stream.ptr";
   } else {
-    invalid("stream is a " + python_type_name(stream) +
+    invalid("stream is " + a_type(stream) +
             "; pass None, a cudaStream_t as an int, or a stream object (PyTorch, CuPy, __cuda_stream__)");
   }
   if (!PyLong_Check(value.ptr()) || PyBool_Check(value.ptr()))
-    invalid(std::string(from) + " is a " + python_type_name(value) + "; a cudaStream_t is an int");
+    invalid(std::string(from) + " is " + a_type(value) + "; a cudaStream_t is an int");
   // A cudaStream_t is an address (or 0, 1 and 2, the CUDA runtime's default streams): never
   // negative, and never past a pointer. Anything else would reach the CUDA runtime as a handle.
   int overflow = 0;

@@ -153,6 +153,10 @@ namespace opendml::python {
 // (.cuda_stream), CuPy (.ptr) or any library that speaks __cuda_stream__.
 intptr_t stream_handle(nb::handle stream);
 
+// Orders stream `consumer` after the work queued so far on stream `producer` (an event, not the
+// host); nothing where they are the same stream.
+void order_streams(intptr_t producer, intptr_t consumer, const Name& what);
+
 // The device that an opendml::Device runs on, from its name ("cpu (...)", "cuda:N (...)").
 Place place_of(const Device& device);
 

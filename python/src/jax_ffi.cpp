@@ -519,7 +519,7 @@ void bind_jax(nb::module_& m) {
         // XLA leaves the last GPU it sets up current on the calling thread, and PyTorch and CuPy
         // then put their "cuda" arrays there: the caller's device (0 where none was chosen) is
         // made current again, even where start() raises.
-        const CurrentDeviceScope keep;
+        const DeviceScope keep;
 #endif
         start();
       },

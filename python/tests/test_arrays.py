@@ -564,9 +564,9 @@ def test_invalid_input_raises_error():
     raises(opendml.Error, "sizes\\[0\\] is a float; it must be an integer", opendml.split, a, [1.5, 0.5])
     raises(opendml.Error, "sizes\\[0\\] is 4611686018427387904 but x.shape\\[0\\] is 2", opendml.split, a,
            [2**62, 2**62, -(2**63) + 2])
-    raises(opendml.Error, "out is a int; it must be a sequence", opendml.split, a, 2, out=7)
-    raises(opendml.Error, "out is a int; it must be a sequence", opendml.nonzero, a, out=5)
-    raises(opendml.Error, "arrays is a int; it must be a sequence", opendml.concat, 5)
+    raises(opendml.Error, "out is an int; it must be a sequence", opendml.split, a, 2, out=7)
+    raises(opendml.Error, "out is an int; it must be a sequence", opendml.nonzero, a, out=5)
+    raises(opendml.Error, "arrays is an int; it must be a sequence", opendml.concat, 5)
     raises(opendml.Error, "coords has 1 dimensions", opendml.nonzero, a, out=(np.zeros(6, np.uint32), np.zeros(1, np.uint32)))
     raises(opendml.Error, "out must be \\(coords, count\\)", opendml.nonzero, a, out=(np.zeros(6, np.uint32),))
     ro = np.zeros(9, np.float32)

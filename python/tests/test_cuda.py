@@ -94,6 +94,30 @@ def test_explicit_stream():
         assert torch.equal(out, torch.cat([a, a]))
 
 
+def test_a_stream_other_than_the_current_one_orders_the_current_one_after_it():
+    """The results and the temporary region come from the current stream's pool, which could hand
+    their memory on while the work on stream= runs: the current stream waits for the work (an event,
+    not the host). And a stream= that captures a graph must be the current one."""
+    x = (torch.arange(1 << 16, device="cuda") % 3 == 0).float()
+    opendml.nonzero(x)  # compiled and cached
+    torch.cuda.synchronize()
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        torch.cuda._sleep(200_000_000)  # keeps s busy for a while
+    coords, count = opendml.nonzero(x, stream=s)  # nonzero's temporary region: freed at once
+    scratch = torch.full((1 << 20,), 7.0, device="cuda")  # may reuse the temporary's memory: after s
+    assert not torch.cuda.current_stream().query()  # waits for s, which sleeps
+    assert not s.query()  # and the host did not wait
+    torch.cuda.synchronize()
+    n = int(count.item())
+    assert torch.equal(coords[:n].long(), torch.nonzero(x)) and bool((scratch == 7).all())
+    graph, other = torch.cuda.CUDAGraph(), torch.cuda.Stream()
+    capture = torch.cuda.Stream()
+    with torch.cuda.graph(graph, stream=capture):
+        with torch.cuda.stream(other), pytest.raises(opendml.UnsupportedError, match="capturing a CUDA graph"):
+            opendml.nonzero(x, stream=capture)
+
+
 def test_cuda_graph_capture_and_replay():
     x = torch.zeros(64, 64, device="cuda")
     coords = torch.empty(64 * 64, 2, dtype=torch.uint32, device="cuda")

@@ -191,6 +191,42 @@ def test_out_of_range_integers_are_errors_not_wraps():
         TensorDesc(F32, [2], total_size=-4)
 
 
+@pytest.mark.parametrize("make, message", [
+    # Past 64 bits too: the same message, not nanobind's TypeError of incompatible arguments.
+    (lambda d: TensorDesc(F32, [2**63]), "sizes\\[0\\] is 9223372036854775808; DirectML takes an unsigned 32-bit"),
+    (lambda d: TensorDesc(F32, [2, 2], strides=[-2**70, 1]), "strides\\[0\\] is -1180591620717411303424"),
+    (lambda d: TensorDesc(F32, [2], total_size=2**64), "total_size is 18446744073709551616; it must be 0 to 2\\^64"),
+    (lambda d: TensorDesc(F32, [2], alignment=2**40), "alignment is 1099511627776"),
+    (lambda d: opendml.JoinDesc([d], d, 2**64), "JoinDesc: axis is 18446744073709551616"),
+    (lambda d: opendml.SplitDesc(d, [d], axis=-2**64), "SplitDesc: axis is -18446744073709551616"),
+    (lambda d: opendml.Operator(opendml.Device("cpu"), opendml.JoinDesc([d], d, 0), feature_level=2**40),
+     "feature_level is 1099511627776"),
+    (lambda d: opendml.Operator(opendml.Device("cpu"), opendml.JoinDesc([d], d, 0), extensions=-1),
+     "extensions is -1"),
+    (lambda d: opendml.Operator(opendml.Device("cpu"), opendml.JoinDesc([d], d, 0), coordinate_offsets=[2**64]),
+     "coordinate_offsets\\[0\\] is 18446744073709551616"),
+    (lambda d: opendml.Operator(opendml.Device("cpu"), opendml.JoinDesc([d], d, 0), fill_values=[-1]),
+     "fill_values\\[0\\] is -1"),
+    # Not integers, or not sequences of them: named, as the array layer names them.
+    (lambda d: TensorDesc(F32, [2.0]), "sizes\\[0\\] is a float; it must be an integer"),
+    (lambda d: TensorDesc(F32, "ab"), "sizes is a str; it must be a sequence"),
+    (lambda d: opendml.JoinDesc([d], d, "0"), "axis is a str; it must be an integer"),
+    (lambda d: opendml.Operator(opendml.Device("cpu"), opendml.JoinDesc([d], d, 0), fill_values=5),
+     "fill_values is an int; it must be a sequence"),
+])
+def test_integers_past_64_bits_and_non_integers_are_opendml_errors(make, message):
+    with pytest.raises(opendml.Error, match=message):
+        make(TensorDesc(F32, [2]))
+
+
+def test_integer_arguments_take_any_index():
+    # NumPy integers and arrays, as the array layer takes them.
+    t = TensorDesc(F32, np.array([2, 3]), strides=(np.int64(3), np.uint8(1)), total_size=np.uint64(24),
+                   alignment=np.int32(4))
+    assert (t.sizes, t.strides, t.total_size, t.alignment) == ([2, 3], [3, 1], 24, 4)
+    assert opendml.JoinDesc([t], t, np.uint32(1)) is not None
+
+
 def test_a_stream_object_with_a_short_cuda_stream_tuple_is_an_error():
     class ShortStream:
         def __cuda_stream__(self):
