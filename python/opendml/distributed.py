@@ -95,6 +95,21 @@ def _check_kernel(kind: str, dtype: torch.dtype, ndim: int) -> None:
         odt.join([t, t], 0) if kind == "join" else odt.split(t, [1, 1], 0)
 
 
+def _check_piece(kind: str, t: torch.Tensor) -> None:
+    """What the kernels take of this rank's piece: its element type and rank (_check_kernel), and,
+    where it has elements, its memory as the array layer reads it (an address that its element
+    size divides, strides), through the operation on a view of its first element, before any
+    collective: a piece refused after the exchange would leave the other ranks waiting in it."""
+    _check_kernel(kind, t.dtype, t.dim())
+    if t.dim() == 0 or t.numel() == 0:  # 0-d: the shape rules' to refuse; empty: no kernel reads it
+        return
+    first = t[(slice(0, 1),) * t.dim()]
+    if kind == "nonzero":
+        odt.nonzero(first)
+    else:  # join and split move the pieces' bits (_join_into)
+        opendml.concat([_bits(first)], 0)
+
+
 # Exceptions of one rank's arguments, raised on every rank after the exchange.
 _ERRORS = {"Error": opendml.Error, "UnsupportedError": opendml.UnsupportedError, "TypeError": TypeError}
 
@@ -113,7 +128,7 @@ def _arguments(op: str, xs, dim, group, validate: bool, args) -> _Args:
         if any(p[1:] != parsed[0][1:] for p in parsed):
             raise opendml.Error(f"{op}: the inputs must share their group, mesh and sharded dimension (all sharded along one, or all replicated)")
         for t, *_ in parsed:
-            _check_kernel(args[0], t.dtype, t.dim())
+            _check_piece(args[0], t)
     except (ValueError, TypeError, NotImplementedError) as e:
         if not validate:
             raise
