@@ -13,6 +13,7 @@ docs/python.md describes this layer.
     parts = opendml.torch.split(y, [2, 3], axis=0)   # torch.split, the parts are copies
 """
 
+import functools
 import operator
 from collections.abc import Sequence
 from typing import List, Optional
@@ -86,6 +87,8 @@ _UNSIGNED = {1: torch.uint8, 2: torch.uint16, 4: torch.uint32, 8: torch.uint64}
 def _bits(x: torch.Tensor) -> torch.Tensor:
     if x.dtype in _DIRECT:
         return x
+    if x.is_quantized:  # its bits mean nothing without the quantizer, which a new tensor would not carry
+        raise opendml.UnsupportedError(f"opendml.torch: {x.dtype} is a quantized type; dequantize() it first")
     if x.element_size() not in _UNSIGNED:
         raise opendml.UnsupportedError(f"opendml.torch: {x.dtype} elements are {x.element_size()} bytes; JOIN and SPLIT move elements of 1, 2, 4 or 8 bytes")
     return x.view(_UNSIGNED[x.element_size()])
@@ -131,9 +134,54 @@ def _nonzero_coordinates(x: torch.Tensor, columns: Optional[int] = None, offsets
     return opendml.nonzero(x, columns=columns, index_dtype="int64", offsets=offsets, fill=fill)
 
 
+try:  # the modes that torch.compile, opcheck and FakeTensorMode trace under, set aside
+    from torch.utils._python_dispatch import _disable_current_modes as _no_dispatch_modes
+except ImportError:  # pragma: no cover
+    _no_dispatch_modes = None
+
+
+def _as_kernels_would(kind: str, dtype, shapes, *args) -> None:
+    """The kernel itself, on the CPU, on stand-ins of these shapes cut to 2 elements a dimension, so
+    that a fake implementation refuses what the kernel would (element types, DirectML's ranks,
+    NONZERO's columns, offsets and fill) with its messages, without rules of its own. Shapes of
+    SymInts (torch.compile(dynamic=True)) are left to the kernel when it runs: cutting them would
+    make them concrete."""
+    concrete = all(type(a) in (int, tuple, type(None)) for a in args)  # not SymInts either
+    if concrete and all(isinstance(n, int) for shape in shapes for n in shape):
+        _kernel_on_stand_ins(kind, dtype, tuple(tuple(min(n, 2) for n in shape) for shape in shapes), args)
+
+
+@functools.lru_cache(maxsize=256)
+def _kernel_on_stand_ins(kind: str, dtype, shapes, args) -> None:
+    if _no_dispatch_modes is None:  # a torch without it: the kernel checks when it runs
+        return
+    with _no_dispatch_modes():  # real tensors, not the fake (or functional) ones of the tracing modes
+        try:
+            xs = [torch.zeros(shape, dtype=dtype) for shape in shapes]
+        except RuntimeError:  # a type torch makes no zeros of (quantized): the kernel refuses it when it runs
+            return
+        _stand_ins_through(kind, xs, args)
+
+
+def _stand_ins_through(kind: str, xs, args) -> None:
+    if kind == "nonzero":
+        columns, offsets, fill = args
+        _nonzero_coordinates(xs[0], columns, None if offsets is None else list(offsets), fill)
+    elif kind == "join":
+        _join(xs, *args)
+    else:  # split: parts of 0 or 1 along an axis of as many
+        sizes, axis = args
+        (x,) = xs
+        d = normalize_axis("opendml.torch.split", axis, x.dim())
+        parts = [min(n, 1) for n in sizes]
+        _split(x.narrow(d, 0, 0).new_zeros(x.shape[:d] + (sum(parts),) + x.shape[d + 1:]), parts, axis)
+
+
 @torch.library.register_fake("opendml::nonzero_coordinates")
 def _(x, columns=None, offsets=None, fill=None):
-    return x.new_empty(_coordinates_shape(x, columns, offsets), dtype=torch.int64), x.new_empty(1, dtype=torch.int64)
+    shape = _coordinates_shape(x, columns, offsets)
+    _as_kernels_would("nonzero", x.dtype, [x.shape], columns, None if offsets is None else tuple(offsets), fill)
+    return x.new_empty(shape, dtype=torch.int64), x.new_empty(1, dtype=torch.int64)
 
 
 def nonzero(
@@ -183,6 +231,7 @@ def _join(inputs, axis):
 @torch.library.register_fake("opendml::join")
 def _(inputs, axis):
     shape = join_shape("opendml.torch.join", inputs, axis)
+    _as_kernels_would("join", inputs[0].dtype, [t.shape for t in inputs], axis)
     return inputs[0].new_empty(shape)
 
 
@@ -205,7 +254,10 @@ def _split(x, sizes, axis):
 
 @torch.library.register_fake("opendml::split")
 def _(x, sizes, axis):
-    return [x.new_empty(shape) for shape in split_shapes("opendml.torch.split", x.shape, sizes, axis)]
+    shapes = split_shapes("opendml.torch.split", x.shape, sizes, axis)
+    if all(isinstance(n, int) for n in sizes):
+        _as_kernels_would("split", x.dtype, [x.shape], tuple(sizes), axis)
+    return [x.new_empty(shape) for shape in shapes]
 
 
 # JOIN and SPLIT are each other's gradient.
@@ -259,6 +311,7 @@ def split(x: torch.Tensor, sizes, axis: int = 0) -> list:
     if type(axis) is not int:  # before the count's parts are worked out along it
         _integers(op, axis=axis)
     if not isinstance(sizes, (list, tuple, torch.Size)) and hasattr(type(sizes), "__index__"):  # a count
+        _integers(op, sizes=[sizes])  # not a bool
         sizes = equal_parts(op, x.shape[normalize_axis(op, axis, x.dim())], operator.index(sizes))
     sizes = list(sizes)
     if type(axis) is int and all(type(s) is int for s in sizes) and _eager((x,)):

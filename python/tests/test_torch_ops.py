@@ -94,6 +94,37 @@ def test_nonzero_rejects_offsets_the_kernel_does_in_the_fake_implementation_too(
             torch.ops.opendml.nonzero_coordinates(x, None, [1])
 
 
+def test_fake_implementations_refuse_what_the_kernels_do():
+    """By the kernels' own rules (on stand-ins of the shapes), so that torch.compile fails while
+    tracing: columns under the effective rank, negative offsets and ranks past DirectML's 8 once
+    passed the fake implementations and failed only when the graph ran."""
+    meta = {"device": "meta"}
+    with pytest.raises(opendml.Error, match=r"Sizes\[1\] \(N\) is 1; it must be from 2"):
+        torch.ops.opendml.nonzero_coordinates(torch.ones(2, 3, **meta), 1)
+    with pytest.raises(opendml.Error, match="offsets holds -1"):
+        torch.ops.opendml.nonzero_coordinates(torch.ones(2, 3, **meta), None, [-1, 0])
+    nine = torch.ones((2,) + (1,) * 8, **meta)
+    with pytest.raises(opendml.Error, match="DimensionCount is 9"):
+        torch.ops.opendml.nonzero_coordinates(nine)
+    with pytest.raises(opendml.Error, match="JOIN: OutputTensor.DimensionCount is 9"):
+        torch.ops.opendml.join([nine, nine], 0)
+    with pytest.raises(opendml.Error, match="SPLIT: InputTensor.DimensionCount is 9"):
+        torch.ops.opendml.split(nine, [1, 1], 0)
+    # What the kernels take passes, empty parts and large sizes included.
+    assert [p.shape for p in torch.ops.opendml.split(torch.ones(5, 3, **meta), [0, 5, 0], 0)] == [(0, 3), (5, 3), (0, 3)]
+    assert torch.ops.opendml.join([torch.ones(2**20, 3, **meta)] * 2, 1).shape == (2**20, 6)
+    assert torch.ops.opendml.nonzero_coordinates(torch.ones(1, 2**20, 3, **meta), 2)[0].shape == (3 * 2**20, 2)
+
+
+def test_quantized_tensors_are_refused():
+    # Their bits mean nothing without the quantizer, which a new tensor does not carry: a join once
+    # returned a quantized tensor that torch could not read.
+    q = torch.quantize_per_tensor(torch.ones(2, 3), 0.5, 0, torch.quint8)
+    for call in (lambda: odt.join([q, q]), lambda: odt.split(q, [1, 1])):
+        with pytest.raises(opendml.UnsupportedError, match="quantized"):
+            call()
+
+
 def test_nonzero_rejects_types_directml_lacks():
     # A 0-d x too, which the array layer never saw (its count was x != 0).
     for x in (torch.ones(4, dtype=torch.float64), torch.tensor(1.0, dtype=torch.float64)):
@@ -169,6 +200,7 @@ def test_arguments_that_are_not_integers_are_type_errors():
     # None is an integer nowhere but columns and fill_value; a bool is none, as for torch.cat.
     for call, name in ((lambda: odt.join([a, a], None), "axis"), (lambda: odt.join([a, a], True), "axis"),
                        (lambda: odt.split(a, [1, None], 1), "sizes"), (lambda: odt.split(a, 3, None), "axis"),
+                       (lambda: odt.split(a, True, 1), "sizes"),  # was one part, as a count of 1
                        (lambda: odt.split(a, 3, 1.0), "axis"), (lambda: odt.nonzero(a, fill_value=[7, 8]), "fill_value"),
                        (lambda: odt.nonzero(a, fill_value=1.5), "fill_value"),
                        (lambda: odt.nonzero(a, offsets=[0, "1"]), "offsets")):
