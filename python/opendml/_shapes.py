@@ -6,12 +6,18 @@ alike, so the types are compared here. The array layer (python/src/arrays.cpp) c
 on the arrays it is handed; these stay in Python because under torch.compile(dynamic=True) the sizes
 are SymInts, which a call into C++ would turn into fixed values (and a recompilation per shape)."""
 
+import operator
+
 import opendml
 
 
 def normalize_axis(op: str, axis: int, rank: int) -> int:
-    if not hasattr(axis, "__index__"):  # an int, a NumPy integer, or torch's SymInt (not made concrete here)
-        raise opendml.Error(f"{op}: axis is a {type(axis).__name__}; it must be an integer")
+    # An int, a NumPy integer or 0-d integer array, or torch's SymInt (not made concrete here).
+    if type(axis).__name__ != "SymInt":
+        try:
+            axis = operator.index(axis)
+        except TypeError:  # also arrays of more than one element, or of floats, which have __index__
+            raise opendml.Error(f"{op}: axis is a {type(axis).__name__} ({axis!r}); it must be an integer") from None
     if not -rank <= axis < rank:
         raise opendml.Error(f"{op}: axis {axis} is outside [{-rank}, {rank - 1}] for rank {rank}")
     return axis % rank

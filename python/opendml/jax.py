@@ -69,7 +69,11 @@ _INDEX = {"uint32": _T.UINT32, "int64": _T.INT64, "uint64": _T.UINT64}
 
 
 def _bits_type(op: str, dtype) -> int:
-    bits = jax.dtypes.itemsize_bits(dtype)
+    try:
+        bits = jax.dtypes.itemsize_bits(dtype)
+    except ValueError:  # extended types: PRNG keys (pass jax.random.key_data), float0
+        raise opendml.UnsupportedError(f"{op}: {dtype} elements have no width in bytes; JOIN and SPLIT move elements of "
+                                       "1, 2, 4 or 8 bytes (for PRNG keys, pass jax.random.key_data(keys))") from None
     if bits % 8 or bits // 8 not in _BITS:
         raise opendml.UnsupportedError(f"{op}: {np.dtype(dtype).name} elements are {bits} bits; JOIN and SPLIT move elements of 1, 2, 4 or 8 bytes")
     return int(_BITS[bits // 8])
@@ -171,8 +175,14 @@ def _weak(a) -> bool:
 
 
 def _zeros(shape, like, weak: bool):
-    """Zeros of like's type, weakly typed where the result they stand for is (like is then too)."""
-    return jax.lax.full_like(like, 0, shape=shape) if weak else jnp.zeros(shape, like.dtype)
+    """Zeros of like's type, weakly typed where the result they stand for is, whatever like's own
+    weak type: a weak type is its kind's default type, which a Python zero of that kind gives."""
+    if weak:
+        zero = {"f": 0.0, "c": 0j}.get(np.dtype(like.dtype).kind, 0)
+        z = jax.lax.full(shape, zero)
+        if z.dtype == like.dtype:
+            return z
+    return jnp.zeros(shape, like.dtype)
 
 
 def _nonzero_jvp(primals, tangents, **params):
@@ -265,7 +275,10 @@ ad.deflinear2(split_p, _split_transpose)
 def _index_dtype(op: str, index_dtype) -> str:
     if index_dtype is None:
         return "int64" if jax.config.jax_enable_x64 else "uint32"
-    name = np.dtype(index_dtype).name
+    try:
+        name = np.dtype(index_dtype).name
+    except TypeError:
+        name = repr(index_dtype)
     if name not in _INDEX:
         raise opendml.Error(f"{op}: index_dtype is {name}; it must be uint32, or int64 or uint64 (opendml's 64-bit indices extension)")
     if name != "uint32" and not jax.config.jax_enable_x64:
@@ -280,7 +293,9 @@ def _check_nonzero(op: str, shape: tuple, dml_type: int, index: str) -> None:
     try:
         desc = opendml.NonzeroCoordinatesDesc(opendml.TensorDesc(_T(dml_type), list(shape)),
                                               opendml.TensorDesc(idx, [1]), opendml.TensorDesc(idx, [m, len(shape)]))
-        wide = index not in ("uint32", "int32") or m > 0xFFFFFFFF  # the handler writes int32 as uint32's bits
+        # The handler's choice (python/src/jax_ffi.cpp): 64-bit indices, or a buffer past 2^32 - 1
+        # elements, the coordinates the largest; it writes int32 as uint32's bits.
+        wide = index not in ("uint32", "int32") or m * max(len(shape), 1) > 0xFFFFFFFF
         opendml.Operator(opendml.Device("cpu"), desc, extensions=opendml.EXTENSION_64BIT_INDICES if wide else 0)
     except opendml.Error as e:
         raise type(e)(f"{op}: x of shape {shape} is past what one NONZERO_COORDINATES takes: {e}") from None
@@ -347,11 +362,16 @@ def _nonzero(op, x, index: str, fill):
                             "64-bit mode (jax.config.update('jax_enable_x64', True) gives int64 ones)")
     if x.dtype not in _NONZERO:
         raise opendml.UnsupportedError(f"{op}: x is {x.dtype}; NONZERO_COORDINATES tests {', '.join(sorted(str(d) for d in _NONZERO))}")
-    if x.ndim == 0:  # DirectML tensors have a dimension: one row of no coordinates, as NumPy's argwhere
-        return jnp.zeros((1, 0), index), (x != 0).astype(index).reshape(1)
     if x.size == 0:
         return jnp.zeros((0, x.ndim), index), jnp.zeros((1,), index)
     dml_type = int(_NONZERO[x.dtype])
+    if x.ndim == 0:
+        # DirectML tensors have a dimension: one row of no coordinates, as NumPy's argwhere, and the
+        # count of x as one element, by the kernel, which tests bits (XLA's x != 0 on the CPU
+        # flushes subnormals to zero).
+        _check_nonzero(op, (1,), dml_type, index)
+        count, _ = nonzero_p.bind(x.reshape(1), dml_type=dml_type, batched=False, index=index, fill=None)
+        return jnp.zeros((1, 0), index), count
     _check_nonzero(op, tuple(x.shape), dml_type, index)
     count, coords = nonzero_p.bind(x, dml_type=dml_type, batched=False, index=index, fill=fill)
     return coords, count
@@ -449,7 +469,8 @@ def split(x, indices_or_sections, axis: int = 0):
         raise opendml.Error(f"{op}: x is 0-d; zero-dimensional arrays cannot be split")
     axis = normalize_axis(op, _concrete_axis(op, axis), x.ndim)
     length = x.shape[axis]
-    if not isinstance(indices_or_sections, (int, np.integer, Sequence, np.ndarray, jax.Array)):
+    if isinstance(indices_or_sections, (str, bytes)) or not isinstance(
+            indices_or_sections, (int, np.integer, Sequence, np.ndarray, jax.Array)):
         raise opendml.Error(f"{op}: indices_or_sections is a {type(indices_or_sections).__name__}; it must be an integer "
                             "or a sequence of integers")
     if isinstance(indices_or_sections, (int, np.integer)) or getattr(indices_or_sections, "ndim", None) == 0:

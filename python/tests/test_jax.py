@@ -101,6 +101,20 @@ def test_nonzero_of_scalars_and_empty_arrays(put):
     assert same_bits(got, np.full((3, 2, 2), -1, np.int32))  # every row past the count (0) is fill
 
 
+def test_a_0d_x_is_counted_by_its_bits(put):
+    """Subnormals are non-zero, as for any x: a 0-d x (and every 0-d item under vmap) went through
+    XLA's x != 0, which the CPU evaluates with subnormals flushed to zero."""
+    tiny = np.array([1], np.uint32).view(np.float32)  # the smallest subnormal float32
+    tiny_bf16 = np.array([1], np.uint16).view(jnp.bfloat16)
+    for one in (tiny, tiny_bf16):
+        x = put(one)
+        assert int(oj.nonzero(x[0])[1][0]) == 1
+        assert oj.argwhere(x[0]).shape == (1, 0)
+        assert np.asarray(jax.vmap(lambda r: oj.nonzero(r)[1])(x)).ravel().tolist() == [1]
+        assert int(jax.jit(oj.nonzero)(x[0])[1][0]) == 1
+    assert int(oj.nonzero(put(np.float32(0)))[1][0]) == 0
+
+
 def test_nonzero_under_vmap_is_one_call_per_item(put):
     rng = np.random.default_rng(3)
     x = put(sample(rng, (4, 6, 5), np.int16, 0.3))
@@ -304,6 +318,12 @@ def test_weak_types_stay_weak_as_in_jnp(put):
         n = got.size
         if n:
             assert (got.ravel() + strong[:n]).dtype == (want.ravel() + strong[:n]).dtype, i
+    # Under vmap over a batch of none, too (its zeros took the strong type of a converted operand).
+    for n in (3, 0):
+        def pair(cat):
+            return jax.vmap(lambda r: cat([r, jnp.broadcast_to(1.5, (2,))]))(jnp.zeros((n, 2), jnp.int32))
+        got, want = pair(oj.concat), pair(jnp.concatenate)
+        assert same_bits(got, want) and _weakly_typed(got) == _weakly_typed(want) is True, n
     grad = jax.grad(lambda v: oj.concat([v, v]).sum())(jnp.float32(2) * jnp.ones(3))
     assert same_bits(grad, jnp.full(3, 2, np.float32))
     # Promotion decides the result's weak type, as in jnp: a strong int32 beside a weak float gives a
@@ -380,6 +400,21 @@ def test_errors():
         oj.nonzero(jnp.ones(3, np.complex64))
     with pytest.raises(opendml.Error, match="index_dtype"):
         oj.nonzero(x, index_dtype="int16")
+    with pytest.raises(opendml.Error, match="index_dtype is 'foo'"):
+        oj.nonzero(x, index_dtype="foo")
+    # Axes that are not one integer, keys, float0 and bytes: opendml's errors, not NumPy's or JAX's.
+    for axis in (np.array([1]), jnp.array(1.0), np.array([0, 1])):
+        with pytest.raises(opendml.Error, match="axis is a"):
+            oj.concat([x, x], axis=axis)
+        with pytest.raises(opendml.Error, match="axis is a"):
+            oj.split(x, 1, axis=axis)
+    keys = jax.random.split(jax.random.key(0), 4)
+    for call in (lambda: oj.concat([keys, keys]), lambda: oj.split(keys, 2),
+                 lambda: oj.concat([np.zeros(3, jax.dtypes.float0)] * 2)):
+        with pytest.raises(opendml.UnsupportedError, match="no width in bytes"):
+            call()
+    with pytest.raises(opendml.Error, match="must be an integer or a sequence"):
+        oj.split(x, b"\x01", 1)
     with pytest.raises(opendml.Error, match="64-bit mode"):
         oj.nonzero(x, index_dtype="int64")
     with pytest.raises(opendml.Error, match="size is needed"):
@@ -459,6 +494,11 @@ def test_sizes_past_what_the_handlers_take_fail_while_tracing():
         jax.eval_shape(jax.vmap(lambda a: oj.split(a, 1, axis=1)), batch)
     with pytest.raises(opendml.Error, match=r"opendml.jax.concat under jax.vmap: the arrays, as .* = \(4294967296, 2, 1\)"):
         jax.eval_shape(jax.vmap(lambda a: oj.concat([a, a], axis=1)), batch)
+    # Coordinates past 2^32 - 1 elements, of an x under it, go through the 64-bit indices extension,
+    # as the handler compiles them: refused while tracing once.
+    square = jax.ShapeDtypeStruct((65535, 65535), np.uint8)
+    assert jax.eval_shape(oj.nonzero, square)[0].shape == (65535 * 65535, 2)
+    assert jax.eval_shape(lambda a: oj.argwhere(a, size=3), jax.ShapeDtypeStruct((1290,) * 3, np.uint8)).shape == (3, 3)
     wide = jax.ShapeDtypeStruct((2**16, 2**17), np.uint8)  # 2^33 elements in dimensions of 32 bits: fine
     assert jax.eval_shape(lambda a: oj.concat([a, a], axis=1), wide).shape == (2**16, 2**18)
 
