@@ -103,11 +103,13 @@ def test_a_stream_other_than_the_current_one_orders_the_current_one_after_it():
     torch.cuda.synchronize()
     s = torch.cuda.Stream()
     with torch.cuda.stream(s):
-        torch.cuda._sleep(200_000_000)  # keeps s busy for a while
+        torch.cuda._sleep(2_000_000_000)  # keeps s busy for about a second
     coords, count = opendml.nonzero(x, stream=s)  # nonzero's temporary region: freed at once
+    current_busy = not torch.cuda.current_stream().query()  # holds a wait for s
+    s_busy = not s.query()  # after: s was busy when the current stream was asked
+    assert s_busy, "s finished before the check (and the host did not wait for it)"
+    assert current_busy  # it waits for s
     scratch = torch.full((1 << 20,), 7.0, device="cuda")  # may reuse the temporary's memory: after s
-    assert not torch.cuda.current_stream().query()  # waits for s, which sleeps
-    assert not s.query()  # and the host did not wait
     torch.cuda.synchronize()
     n = int(count.item())
     assert torch.equal(coords[:n].long(), torch.nonzero(x)) and bool((scratch == 7).all())
