@@ -60,6 +60,9 @@ def type_name(x: np.ndarray) -> str:
     try:
         return TensorProto.DataType.Name(helper.np_dtype_to_tensor_dtype(x.dtype))
     except (KeyError, TypeError, ValueError):
+        if x.dtype.byteorder == ">" and x.dtype.newbyteorder("<") != x.dtype:  # ONNX's tensors are little-endian
+            raise opendml.UnsupportedError(f"opendml.onnx: NumPy's {x.dtype} is big-endian; ONNX tensors are "
+                                           f"little-endian (pass x.astype('{x.dtype.newbyteorder('<').str}'))") from None
         raise opendml.UnsupportedError(f"opendml.onnx: NumPy's {x.dtype} is no ONNX element type") from None
 
 
