@@ -98,12 +98,14 @@ def _check_kernel(kind: str, dtype: torch.dtype, ndim: int) -> None:
 def _check_piece(kind: str, t: torch.Tensor) -> None:
     """What the kernels take of this rank's piece: its element type and rank (_check_kernel), and,
     where it has elements, its memory as the array layer reads it (an address that its element
-    size divides, strides), through the operation on a view of its first element, before any
-    collective: a piece refused after the exchange would leave the other ranks waiting in it."""
+    size divides, strides within 32 bits), through the operation on a view of its first two
+    elements along every dimension (the strides of dimensions of size 1 are not read), as data,
+    before any collective: a piece refused after the exchange would leave the other ranks waiting in
+    it."""
     _check_kernel(kind, t.dtype, t.dim())
     if t.dim() == 0 or t.numel() == 0:  # 0-d: the shape rules' to refuse; empty: no kernel reads it
         return
-    first = t[(slice(0, 1),) * t.dim()]
+    first = t.detach()[(slice(0, 2),) * t.dim()]
     if kind == "nonzero":
         odt.nonzero(first)
     else:  # join and split move the pieces' bits (_join_into)

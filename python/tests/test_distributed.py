@@ -341,6 +341,13 @@ def case_join():
             # The whole result on every rank, along the sharded axis or another (which returned
             # the local piece, replicated=True notwithstanding).
             _equal(odd.join([_shard(x, d) for x in xs], axis, dim=d, replicated=True), want)
+    # Shards that require grad (parameters) move as data: the check of each rank's piece before the
+    # exchange once refused them, as the array layer records no gradient.
+    x = _global((4 * dist.get_world_size(), 3), torch.float32, 0.7, seed=5)
+    p = _shard(x, 0).clone().requires_grad_()
+    for axis in (0, 1):
+        _equal(_gathered(odd.join([p, p], axis, dim=0).detach(), 0), torch.cat([x, x], axis))
+    _equal(_gathered(odd.split(p, [1, 2], 1, dim=0)[1].detach(), 0), x[:, 1:])
 
 
 def case_split():
