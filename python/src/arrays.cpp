@@ -59,36 +59,47 @@ struct Call {
   }
   Call(const Call&) = delete;
 
-  // The library's current stream where the call runs on another (stream=), which must then wait for
-  // the call's work (finish): its pool gives the results and the temporary region, and hands their
-  // memory to its next allocation as soon as nothing holds them, the temporary region at once. -1:
-  // none. A stream= that captures a CUDA graph is refused there: the graph would keep addresses
-  // that pool takes back.
+  // Where the call runs on another stream than its library's current one (stream=), the current one
+  // waits for the call's work (finish) if the call took memory from the library (empty): the results
+  // and the temporary region come from the current stream's pool, which hands their memory on as
+  // soon as nothing holds them, the temporary region at once. `after`: that stream, or -1. The two
+  // must be outside any CUDA graph capture or in one: a stream in a capture cannot wait for one
+  // outside it, nor can a capture keep what that pool takes back.
   intptr_t after = -1;
+  bool allocated = false;
   void order_current_after_given() {
     const intptr_t current = framework->current_stream(like, place.id);
     if (current == stream) return;
 #ifdef OPENDML_WITH_CUDA
-    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-    {
-      const DeviceScope scope(place.id);
-      if (cudaStreamIsCapturing(reinterpret_cast<cudaStream_t>(stream), &capture) != cudaSuccess) cudaGetLastError();
-    }
-    if (capture != cudaStreamCaptureStatusNone)
-      unsupported(std::string(prefix) +
-                  "stream= is capturing a CUDA graph but is not the current stream of the arrays' library, whose "
-                  "allocator gives the results and the temporary region outside the graph's memory; capture on the "
-                  "current stream (torch.cuda.graph and CuPy's `with stream:` make it so)");
+    const DeviceScope scope(place.id);
+    const auto capture_of = [](intptr_t s) -> std::pair<bool, unsigned long long> {
+      cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+      unsigned long long id = 0;
+      if (cudaStreamGetCaptureInfo(reinterpret_cast<cudaStream_t>(s), &status, &id) != cudaSuccess) {
+        cudaGetLastError();
+        return {false, 0};
+      }
+      return {status != cudaStreamCaptureStatusNone, id};
+    };
+    const auto given = capture_of(stream), mine = capture_of(current);
+    if ((given.first || mine.first) && given != mine)
+      unsupported(std::string(prefix) + "stream= " + (given.first ? "is" : "is not") +
+                  " capturing a CUDA graph and the current stream of the arrays' library " +
+                  (mine.first ? "is" : "is not") + (given.first && mine.first ? ", another one" : "") +
+                  "; the results and the temporary region come from the current stream's pool, and the call "
+                  "orders the current stream after stream=, which needs both in one capture or neither: "
+                  "capture on the current stream (torch.cuda.graph and CuPy's `with stream:` make it so), or "
+                  "fork stream= into its capture first");
 #endif
     after = current;
   }
   // After the call's work is queued.
   void finish() {
-    if (after < 0) return;
+    if (after < 0 || !allocated) return;
 #ifdef OPENDML_WITH_CUDA
     const DeviceScope scope(place.id);
 #endif
-    order_streams(stream, after, {prefix, "ordering the library's current stream after stream="});
+    order_streams(stream, after, std::string(prefix) + "ordering the library's current stream after stream=");
   }
 
   // `fresh`: an array this call allocated (empty, below).
@@ -102,10 +113,11 @@ struct Call {
     }
     return opendml::python::take(array, what, target, writable, fresh);
   }
-  nb::object empty(std::span<const int64_t> shape, const char* dtype = nullptr) const {
+  nb::object empty(std::span<const int64_t> shape, const char* dtype = nullptr) {
+    allocated = true;
     return framework->empty(like, shape, dtype);
   }
-  nb::object empty(std::initializer_list<int64_t> shape, const char* dtype = nullptr) const {
+  nb::object empty(std::initializer_list<int64_t> shape, const char* dtype = nullptr) {
     return empty(std::span<const int64_t>(shape.begin(), shape.size()), dtype);
   }
 };

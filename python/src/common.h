@@ -99,7 +99,7 @@ inline std::string operator+(const Name& name, const char* text) { return name.s
 // "a str", "an int": the article and the name of value's type, for messages.
 inline std::string a_type(nb::handle value) {
   const std::string name = nb::type_name(value.type()).c_str();
-  return (name.find_first_of("aeiouAEIOU") == 0 ? "an " : "a ") + name;
+  return (name.find_first_of("aeioAEIO") == 0 ? "an " : "a ") + name;  // "a uint8", "a str"
 }
 
 // value.__index__() as a Python int, or opendml.Error naming `what` (a Name or a string) where it

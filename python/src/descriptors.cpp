@@ -171,11 +171,18 @@ void bind_descriptors(nb::module_& m) {
           "__init__",
           [](TensorDesc* self, DML_TENSOR_DATA_TYPE type, nb::handle sizes, nb::handle strides, DML_TENSOR_FLAGS flags,
              nb::handle total_size, nb::handle alignment) {
+            // Every argument read before the object is made: nanobind destroys no object whose
+            // __init__ raised after making it.
+            std::vector<uint32_t> dims = integers<uint32_t>(sizes, {"TensorDesc: ", "sizes"});
             std::optional<std::vector<uint32_t>> s;
             if (!strides.is_none()) s = integers<uint32_t>(strides, {"TensorDesc: ", "strides"});
-            new (self) TensorDesc(type, integers<uint32_t>(sizes, {"TensorDesc: ", "sizes"}), std::move(s), flags);
-            if (!total_size.is_none()) self->total_size(unsigned_integer(total_size, "TensorDesc: total_size"));
-            self->alignment(uint32_argument(alignment, "TensorDesc: alignment"));
+            std::optional<uint64_t> total;
+            if (!total_size.is_none()) total = unsigned_integer(total_size, "TensorDesc: total_size");
+            const uint32_t align = uint32_argument(alignment, "TensorDesc: alignment");
+            TensorDesc t(type, std::move(dims), std::move(s), flags);  // may raise: the strides' count
+            if (total) t.total_size(*total);
+            t.alignment(align);
+            new (self) TensorDesc(std::move(t));
           },
           "dtype"_a, "sizes"_a, "strides"_a = nb::none(), "flags"_a = DML_TENSOR_FLAG_NONE, "total_size"_a = nb::none(),
           "alignment"_a = 0,

@@ -186,7 +186,8 @@ void borrow_cuda_array_interface(Borrowed& b, nb::handle array, const Name& what
   }
   set_layout(b, ndim, dims, strided ? strides : nullptr, what);
   if (cai.contains("stream") && !cai["stream"].is_none())
-    order_streams(nb::cast<intptr_t>(cai["stream"]), stream, what);
+    order_streams(nb::cast<intptr_t>(cai["stream"]), stream,
+                  what + ": ordering the stream after __cuda_array_interface__['stream']");
 }
 
 // Producers that predate DLPack 1.0 reject max_version; each such type is asked once.
@@ -393,15 +394,15 @@ namespace opendml::python {
 // Orders stream `consumer` after the work queued so far on stream `producer` (an event, not the
 // host): the CUDA array interface's producer stream before ours, and ours before the caller's
 // library's current stream where a call ran on another (Call::after).
-void order_streams(intptr_t producer, intptr_t consumer, const Name& what) {
+void order_streams(intptr_t producer, intptr_t consumer, const std::string& what) {
 #ifdef OPENDML_WITH_CUDA
   if (producer == consumer) return;
   cudaEvent_t event;
-  check_cuda(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), what.str());
+  check_cuda(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), what);
   cudaError_t error = cudaEventRecord(event, reinterpret_cast<cudaStream_t>(producer));
   if (error == cudaSuccess) error = cudaStreamWaitEvent(reinterpret_cast<cudaStream_t>(consumer), event, 0);
   cudaEventDestroy(event);
-  check_cuda(error, what + ": ordering the stream after __cuda_array_interface__['stream']");
+  check_cuda(error, what);
 #else
   (void)producer, (void)consumer;
   unsupported(what + ": this build of opendml has no CUDA backend");

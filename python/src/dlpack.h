@@ -154,8 +154,8 @@ namespace opendml::python {
 intptr_t stream_handle(nb::handle stream);
 
 // Orders stream `consumer` after the work queued so far on stream `producer` (an event, not the
-// host); nothing where they are the same stream.
-void order_streams(intptr_t producer, intptr_t consumer, const Name& what);
+// host); nothing where they are the same stream. `what` begins the message of a CUDA error.
+void order_streams(intptr_t producer, intptr_t consumer, const std::string& what);
 
 // The device that an opendml::Device runs on, from its name ("cpu (...)", "cuda:N (...)").
 Place place_of(const Device& device);

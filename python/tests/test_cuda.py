@@ -116,8 +116,20 @@ def test_a_stream_other_than_the_current_one_orders_the_current_one_after_it():
     graph, other = torch.cuda.CUDAGraph(), torch.cuda.Stream()
     capture = torch.cuda.Stream()
     with torch.cuda.graph(graph, stream=capture):
-        with torch.cuda.stream(other), pytest.raises(opendml.UnsupportedError, match="capturing a CUDA graph"):
+        with torch.cuda.stream(other), pytest.raises(opendml.UnsupportedError, match="stream= is capturing a CUDA graph"):
             opendml.nonzero(x, stream=capture)
+    # In a capture: a stream= outside it is refused before any work (the wait would break the
+    # capture), and one forked into it is joined back by the call, so that the graph holds the work.
+    y, side, graph = torch.zeros_like(x), torch.cuda.Stream(), torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        with pytest.raises(opendml.UnsupportedError, match="stream= is not capturing a CUDA graph and the current"):
+            opendml.nonzero(y, stream=side)
+        side.wait_stream(torch.cuda.current_stream())  # side forks into the capture
+        coords, count = opendml.nonzero(y, stream=side)
+    y.copy_(x)
+    graph.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(coords[: int(count.item())].long(), torch.nonzero(x))
 
 
 def test_cuda_graph_capture_and_replay():
