@@ -47,12 +47,13 @@ const ContextCalls& context_calls() {
 
 DeviceGuard::DeviceGuard(int ordinal) {
   const ContextCalls& calls = context_calls();
-  if (calls.get_current != nullptr) {
+  if (ordinal >= 0 && calls.get_current != nullptr) {
     CUcontext current = nullptr;
     if (calls.get_current(&current) != CUDA_SUCCESS) current = nullptr;
     CUdevice device = -1;
-    if (ordinal >= 0 && current != nullptr && calls.get_device(&device) == CUDA_SUCCESS && device == ordinal) return;
+    if (current != nullptr && calls.get_device(&device) == CUDA_SUCCESS && device == ordinal) return;
     previous_ = current;
+    by_context_ = true;
   } else {
     int device = 0;
     if (cudaGetDevice(&device) != cudaSuccess) {
@@ -68,8 +69,8 @@ DeviceGuard::DeviceGuard(int ordinal) {
 
 DeviceGuard::~DeviceGuard() {
   if (!restore_) return;
-  if (const ContextCalls& calls = context_calls(); calls.set_current != nullptr) {
-    calls.set_current(static_cast<CUcontext>(previous_));
+  if (by_context_) {
+    context_calls().set_current(static_cast<CUcontext>(previous_));
   } else if (previous_device_ >= 0 && cudaSetDevice(previous_device_) != cudaSuccess) {
     cudaGetLastError();
   }

@@ -22,11 +22,13 @@ inline Status cuda_status(cudaError_t error, const char* what) {
 // After a kernel launch: the launch error, and with OPENDML_DEBUG_SYNC the execution error.
 Status check_launch(const char* kernel, cudaStream_t stream);
 
-// Makes device `ordinal` current on the calling thread for the guard's lifetime (a negative ordinal
-// switches nothing), then puts back the thread's CUDA context as the guard found it, no context
-// included: restoring "device 0" on a thread that had none would create a context on GPU 0 in every
-// process that only uses another GPU. Where `ordinal` is current already (the usual case, every
-// execute makes a guard), that costs two driver queries and nothing on the way out.
+// Makes device `ordinal` current on the calling thread for the guard's lifetime, then puts back the
+// thread's CUDA context as the guard found it, no context included: restoring "device 0" on a
+// thread that had none would create a context on GPU 0 in every process that only uses another GPU.
+// Where `ordinal` is current already (the usual case, every execute makes a guard), that costs two
+// driver queries and nothing on the way out. A negative ordinal switches nothing and makes the
+// runtime's current device (cudaGetDevice, 0 where none was chosen) current again at the end: for
+// code that others switch (the Python package around XLA's start, which leaves its last GPU current).
 class DeviceGuard {
  public:
   explicit DeviceGuard(int ordinal);
@@ -37,8 +39,9 @@ class DeviceGuard {
   const Status& status() const { return status_; }
 
  private:
-  void* previous_ = nullptr;  // the thread's CUcontext, null where it had none
-  int previous_device_ = -1;  // where the driver's context calls are not to be had: cudaGetDevice's
+  void* previous_ = nullptr;  // the thread's CUcontext, null where it had none (by_context_)
+  int previous_device_ = -1;  // otherwise cudaGetDevice's, where it answered
+  bool by_context_ = false;   // the driver's context calls are to be had, and ordinal >= 0
   bool restore_ = false;
   Status status_;
 };
