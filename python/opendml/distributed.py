@@ -78,6 +78,8 @@ def _parse_layout(op, x, dim, group):
         raise opendml.UnsupportedError(f"{op}: placement {placement}; opendml.distributed takes Shard(d) and Replicate()")
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"{op}: expected a torch.Tensor or DTensor, got {type(x).__name__}")
+    if isinstance(dim, bool):  # as opendml.torch and torch.cat refuse one
+        raise TypeError(f"{op}: dim must be an integer, not bool")
     d = None if dim is None else normalize_axis(op, dim, x.dim())
     return x, d, group if group is not None else dist.group.WORLD, None
 
@@ -183,6 +185,11 @@ def _arguments(op: str, xs, dim, group, validate: bool, args) -> _Args:
     return _Args(locals_, d, g, mesh, rank, world, sizes, shapes)
 
 
+def _integer(n) -> bool:
+    """An integer of Python's or NumPy's, not a bool."""
+    return isinstance(n, numbers.Integral) and not isinstance(n, bool)
+
+
 def _axis_key(axis, x):
     """An axis as the ranks compare it: one integer for -1 and ndim - 1, NumPy's or Python's, where x
     is a tensor with that axis; anything else as it is (the shape rules refuse it on every rank)."""
@@ -222,6 +229,7 @@ class ShardedNonzero(NamedTuple):
     total: torch.Tensor  # [1]: the global number of non-zeros
 
 
+@torch.no_grad()  # no autograd through this layer (docs/distributed.md), whichever path a call takes
 def nonzero(x, *, dim: Optional[int] = None, group=None, gather: bool = False, validate: bool = True):
     """The non-zero elements of a sharded tensor, without a host wait.
 
@@ -280,6 +288,7 @@ def _gather_whole(a: _Args, local: torch.Tensor, sizes, shape) -> torch.Tensor:
 # ---- join and split ------------------------------------------------------------------------------
 
 
+@torch.no_grad()  # no autograd through this layer (docs/distributed.md), whichever path a call takes
 def join(inputs, axis: int = 0, *, dim: Optional[int] = None, group=None, replicated: bool = False, validate: bool = True):
     """torch.cat of sharded tensors (all sharded along one dimension, or all replicated).
 
@@ -291,6 +300,8 @@ def join(inputs, axis: int = 0, *, dim: Optional[int] = None, group=None, replic
     op = "opendml.distributed.join"
     first = inputs[0] if isinstance(inputs, (list, tuple)) and inputs else None
     a = _arguments(op, inputs, dim, group, validate, ("join", _axis_key(axis, first), replicated))
+    if isinstance(axis, bool):
+        raise TypeError(f"{op}: axis must be an integer, not bool")
     shape = join_shape(op, [SimpleNamespace(dtype=t.dtype, ndim=len(s), shape=s) for s, t in zip(a.shapes, a.locals)], axis)  # the global shapes
     axis = normalize_axis(op, axis, len(shape))
     if a.dim is None:
@@ -309,6 +320,7 @@ def join(inputs, axis: int = 0, *, dim: Optional[int] = None, group=None, replic
     return _result(a, piece, d, shape)
 
 
+@torch.no_grad()  # no autograd through this layer (docs/distributed.md), whichever path a call takes
 def split(x, sizes, axis: int = 0, *, dim: Optional[int] = None, group=None, validate: bool = True) -> list:
     """torch.split of a sharded tensor into parts of the given sizes (or `sizes` equal parts).
 
@@ -318,15 +330,19 @@ def split(x, sizes, axis: int = 0, *, dim: Optional[int] = None, group=None, val
     op = "opendml.distributed.split"
     # A list of ints whether a rank gave a tuple or NumPy integers, so that the ranks compare them
     # alike; anything else is described as it is, and refused below on every rank.
-    listed = isinstance(sizes, (list, tuple)) and all(isinstance(n, numbers.Integral) for n in sizes)
+    listed = isinstance(sizes, (list, tuple)) and all(_integer(n) for n in sizes)
     if listed:
         sizes = [int(n) for n in sizes]
+    elif _integer(sizes):  # a count of equal parts, NumPy's too
+        sizes = int(sizes)
     a = _arguments(op, [x], dim, group, validate, ("split", sizes, _axis_key(axis, x)))
     shape = a.shapes[0]
+    if isinstance(axis, bool):
+        raise TypeError(f"{op}: axis must be an integer, not bool")
     axis = normalize_axis(op, axis, len(shape))
-    if not isinstance(sizes, int) and not listed:
+    if not _integer(sizes) and not listed:
         raise opendml.Error(f"{op}: sizes is {sizes!r}; it must be a list of ints, or an int for equal parts")
-    if isinstance(sizes, int):
+    if _integer(sizes):
         sizes = equal_parts(op, shape[axis], sizes)
     parts = split_shapes(op, shape, sizes, axis)
     if a.dim is None or axis != a.dim:

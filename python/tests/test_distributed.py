@@ -345,9 +345,16 @@ def case_join():
     # exchange once refused them, as the array layer records no gradient.
     x = _global((4 * dist.get_world_size(), 3), torch.float32, 0.7, seed=5)
     p = _shard(x, 0).clone().requires_grad_()
+    # No autograd through the layer, along the sharded axis or another (the local JOIN and SPLIT
+    # recorded it once, and the others did not).
     for axis in (0, 1):
-        _equal(_gathered(odd.join([p, p], axis, dim=0).detach(), 0), torch.cat([x, x], axis))
-    _equal(_gathered(odd.split(p, [1, 2], 1, dim=0)[1].detach(), 0), x[:, 1:])
+        joined = odd.join([p, p], axis, dim=0)
+        assert not joined.requires_grad
+        _equal(_gathered(joined, 0), torch.cat([x, x], axis))
+    for axis, sizes in ((1, [1, 2]), (0, [1, 4 * dist.get_world_size() - 1])):
+        parts = odd.split(p, sizes, axis, dim=0)
+        assert not any(q.requires_grad for q in parts)
+        _equal(_gathered(parts[1], 0), x.narrow(axis, 1, sizes[1]))
 
 
 def case_split():
@@ -559,6 +566,14 @@ def case_mismatches_raise_on_every_rank():
                      lambda: odd.split(mine_x, [1, 2], 1, dim=0)):
             with pytest.raises(opendml.UnsupportedError, match=r"not a multiple of its element size \(on rank %d\)" % last):
                 call()
+    # Bools are no integers here, as in opendml.torch and torch.cat; a count of NumPy's is one.
+    for call in (lambda: odd.nonzero(x, dim=True), lambda: odd.join([x, x], True, dim=0),
+                 lambda: odd.split(x, 3, True, dim=0)):
+        with pytest.raises(TypeError, match="must be an integer, not bool"):
+            call()
+    with pytest.raises(opendml.Error, match=r"sizes is \[True, 2\]"):
+        odd.split(x, [True, 2], 1, dim=0)
+    assert [q.shape for q in odd.split(x, np.int64(3), 1, dim=0)] == [(4, 1)] * 3
     # One axis written two ways is the same axis.
     assert odd.join([x, x], -1 if rank == last else np.int64(1), dim=0).shape == (4, 6)
     # Sizes that are the same numbers compare equal, as a tuple or a list, as ints or NumPy's.
