@@ -78,8 +78,7 @@ def _parse_layout(op, x, dim, group):
         raise opendml.UnsupportedError(f"{op}: placement {placement}; opendml.distributed takes Shard(d) and Replicate()")
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"{op}: expected a torch.Tensor or DTensor, got {type(x).__name__}")
-    if isinstance(dim, bool):  # as opendml.torch and torch.cat refuse one
-        raise TypeError(f"{op}: dim must be an integer, not bool")
+    _not_bool(op, "dim", dim)
     d = None if dim is None else normalize_axis(op, dim, x.dim())
     return x, d, group if group is not None else dist.group.WORLD, None
 
@@ -107,7 +106,7 @@ def _check_piece(kind: str, t: torch.Tensor) -> None:
     _check_kernel(kind, t.dtype, t.dim())
     if t.dim() == 0 or t.numel() == 0:  # 0-d: the shape rules' to refuse; empty: no kernel reads it
         return
-    first = t.detach()[(slice(0, 2),) * t.dim()]
+    first = t[(slice(0, 2),) * t.dim()]  # as data: every public function runs under no_grad
     if kind == "nonzero":
         odt.nonzero(first)
     else:  # join and split move the pieces' bits (_join_into)
@@ -183,6 +182,12 @@ def _arguments(op: str, xs, dim, group, validate: bool, args) -> _Args:
     if mesh is not None and any(s != chunk_sizes(sum(s), world) for s in sizes):  # DTensor keeps to it; checked all the same
         raise opendml.UnsupportedError(f"{op}: the DTensor's shards {sizes} do not follow torch.chunk's sizes")
     return _Args(locals_, d, g, mesh, rank, world, sizes, shapes)
+
+
+def _not_bool(op: str, name: str, value) -> None:
+    """A TypeError for a bool given as an axis or dimension, as opendml.torch and torch.cat raise."""
+    if isinstance(value, bool):
+        raise TypeError(f"{op}: {name} must be an integer, not bool")
 
 
 def _integer(n) -> bool:
@@ -300,8 +305,7 @@ def join(inputs, axis: int = 0, *, dim: Optional[int] = None, group=None, replic
     op = "opendml.distributed.join"
     first = inputs[0] if isinstance(inputs, (list, tuple)) and inputs else None
     a = _arguments(op, inputs, dim, group, validate, ("join", _axis_key(axis, first), replicated))
-    if isinstance(axis, bool):
-        raise TypeError(f"{op}: axis must be an integer, not bool")
+    _not_bool(op, "axis", axis)
     shape = join_shape(op, [SimpleNamespace(dtype=t.dtype, ndim=len(s), shape=s) for s, t in zip(a.shapes, a.locals)], axis)  # the global shapes
     axis = normalize_axis(op, axis, len(shape))
     if a.dim is None:
@@ -337,8 +341,7 @@ def split(x, sizes, axis: int = 0, *, dim: Optional[int] = None, group=None, val
         sizes = int(sizes)
     a = _arguments(op, [x], dim, group, validate, ("split", sizes, _axis_key(axis, x)))
     shape = a.shapes[0]
-    if isinstance(axis, bool):
-        raise TypeError(f"{op}: axis must be an integer, not bool")
+    _not_bool(op, "axis", axis)
     axis = normalize_axis(op, axis, len(shape))
     if not _integer(sizes) and not listed:
         raise opendml.Error(f"{op}: sizes is {sizes!r}; it must be a list of ints, or an int for equal parts")
@@ -362,8 +365,7 @@ def _join_into(pieces: list, d: int, out: torch.Tensor) -> None:
     """One JOIN of the pieces along d into out (a strided view), their bits as they are."""
     pieces = [p for p in pieces if p.shape[d]]
     if pieces:
-        with torch.no_grad():  # no autograd through this layer (docs/distributed.md): shards that require grad move as data
-            opendml.concat([_bits(p) for p in pieces], d, out=_bits(out))
+        opendml.concat([_bits(p) for p in pieces], d, out=_bits(out))
 
 
 def _bytes(t: torch.Tensor) -> torch.Tensor:

@@ -174,7 +174,7 @@ def _stand_ins_through(kind: str, xs, args) -> None:
         (x,) = xs
         d = normalize_axis("opendml.torch.split", axis, x.dim())
         parts = [min(n, 1) for n in sizes]
-        _split(x.narrow(d, 0, 0).new_zeros(x.shape[:d] + (sum(parts),) + x.shape[d + 1:]), parts, axis)
+        _split(torch.zeros(x.shape[:d] + (sum(parts),) + x.shape[d + 1:], dtype=x.dtype), parts, axis)
 
 
 @torch.library.register_fake("opendml::nonzero_coordinates")

@@ -134,18 +134,23 @@ intptr_t Framework::current_stream(nb::handle like, int device) const {
 
 namespace {
 
+// tensor.requires_grad, for the two checks below.
+bool requires_grad(nb::handle tensor) {
+  static PyObject* const name = PyUnicode_InternFromString("requires_grad");
+  return PyObject_IsTrue(checked(PyObject_GetAttr(tensor.ptr(), name)).ptr()) == 1;
+}
+
 // What a PyTorch tensor must be for the array layer, whichever way it was borrowed (DLPack carries
 // none of it). A lazily negated view (Tensor.is_neg(): the imaginary part of a conjugated tensor,
 // say) hands over the bits of the values it negates; conjugated views are complex, a type the array
 // layer does not take. A tensor written (out=) must not require grad, and its version moves as
 // torch's in-place operations move it, so that autograd refuses a backward pass that saved it.
 void check_torch(const Framework& f, nb::handle array, const Name& what, bool writable, bool fresh) {
-  static PyObject* const requires_grad = PyUnicode_InternFromString("requires_grad");
   static PyObject* const is_neg = PyUnicode_InternFromString("is_neg");
   if (PyObject_IsTrue(checked(PyObject_CallMethodNoArgs(array.ptr(), is_neg)).ptr()) == 1)
     invalid(what + " is a lazily negated view (Tensor.is_neg()); pass tensor.resolve_neg()");
   if (!writable || fresh) return;
-  if (PyObject_IsTrue(checked(PyObject_GetAttr(array.ptr(), requires_grad)).ptr()) == 1)
+  if (requires_grad(array))
     invalid(what + " requires grad; opendml cannot write into it (pass a tensor that does not, or detach it)");
   if (f.torch_increment_version.is_valid()) f.torch_increment_version(nb::make_tuple(array));
 }
@@ -153,9 +158,8 @@ void check_torch(const Framework& f, nb::handle array, const Name& what, bool wr
 }  // namespace
 
 void check_gradient_kept(nb::handle array, const Name& what) {
-  static PyObject* const requires_grad = PyUnicode_InternFromString("requires_grad");
   const Framework& f = framework_for(array);
-  if (!f.is_torch() || PyObject_IsTrue(checked(PyObject_GetAttr(array.ptr(), requires_grad)).ptr()) != 1) return;
+  if (!f.is_torch() || !requires_grad(array)) return;
   if (PyObject_IsTrue(checked(PyObject_CallNoArgs(f.torch_grad_enabled.ptr())).ptr()) == 1)
     invalid(what +
             " requires grad, and the array layer records no gradients; use opendml.torch.join or "

@@ -63,12 +63,10 @@ DeviceGuard::DeviceGuard(int ordinal) {
     if (ordinal >= 0 && device == ordinal) return;
     previous_device_ = device;
   }
-  restore_ = true;
   if (ordinal >= 0) status_ = cuda_status(cudaSetDevice(ordinal), "making the device current");
 }
 
-DeviceGuard::~DeviceGuard() {
-  if (!restore_) return;
+DeviceGuard::~DeviceGuard() {  // nothing where the constructor returned early: the device was current
   if (by_context_) {
     context_calls().set_current(static_cast<CUcontext>(previous_));
   } else if (previous_device_ >= 0 && cudaSetDevice(previous_device_) != cudaSuccess) {

@@ -42,7 +42,6 @@ class DeviceGuard {
   void* previous_ = nullptr;  // the thread's CUcontext, null where it had none (by_context_)
   int previous_device_ = -1;  // otherwise cudaGetDevice's, where it answered
   bool by_context_ = false;   // the driver's context calls are to be had, and ordinal >= 0
-  bool restore_ = false;
   Status status_;
 };
 
