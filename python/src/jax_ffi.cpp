@@ -251,6 +251,10 @@ void compile(Kind kind, const State& state, Slot& slot, Place place, void* strea
              const std::vector<ffi::AnyBuffer>& buffers) {
   std::vector<BufferShape> shapes;
   for (const ffi::AnyBuffer& b : buffers) {
+    // JOIN and SPLIT move the bits of one type: buffers of two types of one width (float32 and
+    // int32, say) would pass the width check below and be joined bit for bit.
+    if (kind != Kind::kNonzero && b.element_type() != buffers[0].element_type())
+      invalid("opendml.jax: a join's or split's buffers must share one element type");
     const auto dims = b.dimensions();
     shapes.push_back({{dims.begin(), dims.end()}, element_bytes(b.element_type()), b.element_type()});
   }

@@ -517,6 +517,15 @@ def test_the_handlers_check_what_a_direct_ffi_call_hands_them(put):
             put(np.ones((2, 100), np.uint8)), batched=np.int64(1), **attrs))
     with pytest.raises(Exception, match="join takes one input or more and one result"):
         jax.block_until_ready(jax.ffi.ffi_call("opendml_join", [S((4,), np.uint8)])(batched=np.int64(0), **attrs))
+    # float32 and int32 share a width, and were joined bit for bit.
+    with pytest.raises(Exception, match="must share one element type"):
+        jax.block_until_ready(jax.ffi.ffi_call("opendml_join", S((1, 8), np.float32))(
+            put(np.ones((1, 4), np.float32)), put(np.ones((1, 4), np.int32)), batched=np.int64(0),
+            **dict(attrs, dml_type=np.int64(int(opendml.DataType.FLOAT32)))))
+    with pytest.raises(Exception, match="must share one element type"):
+        jax.block_until_ready(jax.ffi.ffi_call("opendml_split", [S((1, 4), np.float32), S((1, 4), np.int32)])(
+            put(np.ones((1, 8), np.float32)), batched=np.int64(0),
+            **dict(attrs, dml_type=np.int64(int(opendml.DataType.FLOAT32)))))
     # XLA packs int4 two to a byte: taken as bytes, the buffers were read and written past their end.
     x = put(jnp.arange(8, dtype=jnp.int32).reshape(1, 8).astype(jnp.int4))
     with pytest.raises(Exception, match="narrower than a byte"):
