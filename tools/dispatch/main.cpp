@@ -46,7 +46,8 @@ opendml::Device open_adapter(const std::optional<std::string>& adapter) {
 // The model as given, or under --input_path when it is not found as given (as DxDispatch looks).
 std::filesystem::path find_model(const opendml::tool::Options& options) {
   std::filesystem::path path = options.model;
-  if (!options.input_folder.empty() && !std::filesystem::exists(path) && !path.is_absolute())
+  std::error_code unreadable;  // a name too long, a loop of links: not found as given; reading says why
+  if (!options.input_folder.empty() && !std::filesystem::exists(path, unreadable) && !path.is_absolute())
     path = options.input_folder / path;
   if (path.extension() == ".onnx")
     throw ModelError(path.string(),

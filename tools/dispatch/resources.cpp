@@ -298,10 +298,18 @@ InitialValues load_initial_values(const Node& values, const std::optional<Node>&
         "must be an array or an object ({valueCount, value}, {valueCount, valueStart, valueDelta} or "
         "{sourcePath}), not " +
         json_type_name(values.json()));
+  // As DxDispatch reads them: a "value" makes a constant (a valueDelta beside it is ignored, with a
+  // warning) and stands beside no valueStart or sourcePath; a valueStart makes a sequence, whatever
+  // else is there; then a sourcePath names a file.
+  if (values.find("value")) {
+    if (values.find("valueStart") || values.find("sourcePath"))
+      values.fail("holds a value beside a " + std::string(values.find("valueStart") ? "valueStart" : "sourcePath") +
+                  "; a constant, a sequence and a file are mutually exclusive (as in DxDispatch)");
+    return from_constant(values, require_type(type, values, "a constant"), reader.rounding);
+  }
+  if (values.find("valueStart")) return from_sequence(values, require_type(type, values, "a sequence"), reader.rounding);
   if (values.find("sourcePath")) return from_file(values, type, type_node, reader);
-  // As DxDispatch reads them: a "value" makes a constant (a valueDelta beside it is ignored, with a warning).
-  if (!values.find("value") && (values.find("valueStart") || values.find("valueDelta")))
-    return from_sequence(values, require_type(type, values, "a sequence"), reader.rounding);
+  if (values.find("valueDelta")) return from_sequence(values, require_type(type, values, "a sequence"), reader.rounding);
   return from_constant(values, require_type(type, values, "a constant"), reader.rounding);
 }
 

@@ -240,6 +240,14 @@ def check_cli(tool, model):
         result = run_ok(tool, ["-a", "cpu", "--input_path", models, "join_from_files.json"], cwd)
         compare([line for line in printed_lines(result) if not TIMING.match(line)],
                 expected_lines(os.path.join(models, "join_from_files.json")), result)
+        # A name the file system cannot even ask about (too long, a loop of links) is a model that
+        # cannot be read, not an internal error.
+        os.symlink("loop2", os.path.join(cwd, "loop1"))
+        os.symlink("loop1", os.path.join(cwd, "loop2"))
+        for name in ("a" * 300 + ".json", os.path.join("loop1", "m.json")):
+            done = run(tool, ["-a", "cpu", "--input_path", models, name], cwd)
+            expect(done.returncode == 1 and "cannot read" in done.stderr and "internal error" not in done.stderr,
+                   f"--input_path with {name[:20]}...: status {done.returncode}", done)
         shutil.copy(os.path.join(HERE, "write_file.json"), os.path.join(cwd, "w.json"))
         result = run_ok(tool, ["-a", "cpu", "--output_path", "out", "w.json"], cwd)
         expect("Resource 'half' written to 'out/half.npy'" in printed_lines(result) and
