@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <thread>
+#include <type_traits>
 
 #include "opendml/opendml.hpp"
 #include "support/expect.h"
@@ -58,6 +59,22 @@ TEST(Abi, StructLayoutsMatchDirectML) {
   EXPECT_EQ(offsetof(DML_SPLIT_OPERATOR_DESC, OutputCount), 8u);
   EXPECT_EQ(offsetof(DML_SPLIT_OPERATOR_DESC, Axis), 24u);
   EXPECT_EQ(offsetof(DML_NONZERO_COORDINATES_OPERATOR_DESC, OutputCoordinatesTensor), 16u);
+}
+
+// Code written against DirectML.h uses its older dimension limit and combines flags with its
+// operators; both must compile and keep the type.
+TEST(Abi, ConstantsAndFlagOperatorsAsDirectMLDeclaresThem) {
+  EXPECT_EQ(DML_TENSOR_DIMENSION_COUNT_MAX, 5);
+  EXPECT_EQ(DML_TENSOR_DIMENSION_COUNT_MAX1, 8);
+  DML_BUFFER_TENSOR_DESC desc{};
+  desc.Flags = DML_TENSOR_FLAG_NONE | DML_TENSOR_FLAG_OWNED_BY_DML;
+  EXPECT_EQ(desc.Flags, DML_TENSOR_FLAG_OWNED_BY_DML);
+  desc.Flags &= ~DML_TENSOR_FLAG_OWNED_BY_DML;
+  EXPECT_EQ(desc.Flags, DML_TENSOR_FLAG_NONE);
+  desc.Flags |= DML_TENSOR_FLAG_OWNED_BY_DML;
+  desc.Flags ^= DML_TENSOR_FLAG_OWNED_BY_DML;
+  EXPECT_EQ(desc.Flags, DML_TENSOR_FLAG_NONE);
+  static_assert(std::is_same_v<decltype(DML_TENSOR_FLAG_OWNED_BY_DML & DML_TENSOR_FLAG_NONE), DML_TENSOR_FLAGS>);
 }
 
 // ---- The C ABI ----

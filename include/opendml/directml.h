@@ -85,6 +85,8 @@ typedef enum DML_FEATURE_LEVEL OPENDML_ENUM_BASE {
 
 /* Buffer tensors and operators alike are at most this many dimensions. */
 #define DML_TENSOR_DIMENSION_COUNT_MAX1 8
+/* DirectML's earlier limit, which DirectML.h still declares and code written for it still uses. */
+#define DML_TENSOR_DIMENSION_COUNT_MAX 5
 /* A bound buffer region's address is a multiple of this unless GuaranteedBaseOffsetAlignment says
  * otherwise. */
 #define DML_MINIMUM_BUFFER_TENSOR_ALIGNMENT 16
@@ -142,6 +144,22 @@ OPENDML_API UINT64 DMLCalcBufferTensorSize(DML_TENSOR_DATA_TYPE dataType, UINT d
 
 #ifdef __cplusplus
 }
+
+/* As DirectML.h's DEFINE_ENUM_FLAG_OPERATORS: flags combine with |, &, ^ and ~ (and their
+ * assignments) and stay DML_TENSOR_FLAGS, so `Flags = DML_TENSOR_FLAG_NONE | ...` compiles in C++. */
+constexpr DML_TENSOR_FLAGS operator|(DML_TENSOR_FLAGS a, DML_TENSOR_FLAGS b) {
+  return static_cast<DML_TENSOR_FLAGS>(static_cast<int>(a) | static_cast<int>(b));
+}
+constexpr DML_TENSOR_FLAGS operator&(DML_TENSOR_FLAGS a, DML_TENSOR_FLAGS b) {
+  return static_cast<DML_TENSOR_FLAGS>(static_cast<int>(a) & static_cast<int>(b));
+}
+constexpr DML_TENSOR_FLAGS operator^(DML_TENSOR_FLAGS a, DML_TENSOR_FLAGS b) {
+  return static_cast<DML_TENSOR_FLAGS>(static_cast<int>(a) ^ static_cast<int>(b));
+}
+constexpr DML_TENSOR_FLAGS operator~(DML_TENSOR_FLAGS a) { return static_cast<DML_TENSOR_FLAGS>(~static_cast<int>(a)); }
+constexpr DML_TENSOR_FLAGS& operator|=(DML_TENSOR_FLAGS& a, DML_TENSOR_FLAGS b) { return a = a | b; }
+constexpr DML_TENSOR_FLAGS& operator&=(DML_TENSOR_FLAGS& a, DML_TENSOR_FLAGS b) { return a = a & b; }
+constexpr DML_TENSOR_FLAGS& operator^=(DML_TENSOR_FLAGS& a, DML_TENSOR_FLAGS b) { return a = a ^ b; }
 #endif
 
 #endif /* OPENDML_DIRECTML_H */
