@@ -1,16 +1,18 @@
 // Internal: pieces of the library below the C ABI that no operator suite reaches directly: the
-// host side of FastDivmod (which the CUDA kernels use on the device), ceil_div, and implementation
-// choice.
+// host side of FastDivmod (which the CUDA kernels use on the device), ceil_div, implementation
+// choice, and the rules for temporary and persistent regions, which no CPU operator asks for.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <limits>
 #include <string>
 
+#include "api/bindings.h"
 #include "backends/cuda/fast_divmod.h"
 #include "backends/device.h"
 #include "core/arithmetic.h"
 #include "support/random_cases.h"
+#include "support/sample_descs.h"
 
 namespace odml_test {
 namespace {
@@ -145,6 +147,39 @@ TEST(ImplementationChoice, AKernelThatCannotBeMadeFailsTheCompile) {
   ASSERT_FALSE(kernel.ok()) << "the device's failure is reported, not hidden behind the next implementation";
   EXPECT_EQ(kernel.status().code(), ODML_STATUS_DEVICE_FAILURE);
   EXPECT_EQ(kernel.status().message(), "fake.fast: the device did not answer");
+}
+
+// The binding rules for a temporary or persistent region of a given size (docs/contract.md section
+// 2), checked where no operator of the CPU asks for one: DeviceBindings checks them again through
+// execute on a device whose operators do.
+TEST(Bindings, RegionsAreRequiredLargeEnoughAlignedAndApart) {
+  using opendml::internal::Phase;
+  using opendml::internal::RegionSizes;
+  const OpDesc join = sample_join();
+  auto op = opendml::internal::create_operator_def(&join.get());
+  ASSERT_TRUE(op.ok()) << op.status().message();
+  alignas(256) static std::byte memory[4096];
+  odml_buffer_binding inputs[] = {{memory, 256}, {memory + 256, 256}};
+  odml_buffer_binding outputs[] = {{memory + 512, 256}};
+  const auto check = [&](bool persistent, odml_buffer_binding region) {
+    odml_bindings b{inputs, 2, outputs, 1, {}, {}};
+    (persistent ? b.persistent : b.temporary) = region;
+    const RegionSizes sizes = persistent ? RegionSizes{0, 512} : RegionSizes{512, 0};
+    return opendml::internal::check_bindings(*op, &b, Phase::kExecute, sizes);
+  };
+  for (bool persistent : {false, true}) {
+    const std::string name = persistent ? "the persistent region" : "the temporary region";
+    SCOPED_TRACE(name);
+    EXPECT_TRUE(check(persistent, {memory + 1024, 512}).ok());
+    const auto refused = [&](odml_buffer_binding region, const std::string& part) {
+      const opendml::internal::Status s = check(persistent, region);
+      return !s.ok() && s.code() == ODML_STATUS_INVALID_ARGUMENT && s.message().find(part) != std::string::npos;
+    };
+    EXPECT_TRUE(refused({}, name + " is not bound but compile asked for 512"));
+    EXPECT_TRUE(refused({memory + 1024, 511}, name + " is 511 bytes"));
+    EXPECT_TRUE(refused({memory + 1024 + 16, 512}, "not a multiple of 256"));
+    EXPECT_TRUE(refused({memory + 512, 512}, "overlaps"));
+  }
 }
 
 }  // namespace
