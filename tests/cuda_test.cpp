@@ -685,6 +685,51 @@ TEST_F(DeviceCuda, JoinAndSplitOfMoreTensorsThanOneLaunchHolds) {
   SplitTester().type(DML_TENSOR_DATA_TYPE_UINT16).axis(0).outputs(std::vector<Shape>(4100, {1, 3})).run();
 }
 
+// NONZERO of 2^46 one-byte elements broadcast from one row of 2^30 (stride 0), which a GiB holds: the
+// kernel's 2^32 tiles wrapped to 0 and compiling divided by zero (SIGFPE). Declined instead; one
+// tile fewer compiles.
+TEST_F(DeviceCuda, NonzeroOfTwoToThe32TilesIsUnsupported) {
+  const uint32_t columns = 1u << 30;
+  const auto nonzero = [&](uint32_t rows) {
+    const auto u64 = DML_TENSOR_DATA_TYPE_UINT64;
+    return opendml::Operator(
+        test_device(),
+        opendml::NonzeroCoordinatesDesc(opendml::TensorDesc(DML_TENSOR_DATA_TYPE_UINT8, {rows, columns}, {{0, 1}}),
+                                        opendml::TensorDesc(u64, {1}), opendml::TensorDesc(u64, {rows, columns, 2})),
+        DML_FEATURE_LEVEL(0), ODML_EXTENSION_64BIT_INDICES);
+  };
+  EXPECT_NO_THROW(nonzero(65535).compile());
+  try {
+    nonzero(65536).compile();
+    FAIL() << "2^46 elements compiled";
+  } catch (const opendml::Error& e) {
+    EXPECT_EQ(e.status(), ODML_STATUS_UNSUPPORTED);
+    EXPECT_NE(std::string(e.what()).find("more than 2^32 - 1 tiles"), std::string::npos) << e.what();
+  }
+}
+
+// A JOIN of a transposed n x n input with 64-bit indices, compiled only: cuda.copy's pieces of 32-bit
+// offsets were made a row at a time, 2^22 of them at n = 2^18 (2 GB of host memory) and 2^28 at
+// 2^20 (unfinished after minutes); now 2^16 at 2^20. One declared far past any memory is declined
+// rather than cut into 2^60 pieces.
+TEST_F(DeviceCuda, CompilingATransposedHugeJoinIsBounded) {
+  const auto transposed_join = [&](uint32_t n) {
+    const auto u8 = DML_TENSOR_DATA_TYPE_UINT8;
+    return opendml::Operator(
+        test_device(),
+        opendml::JoinDesc({opendml::TensorDesc(u8, {n, n}, {{1, n}})}, opendml::TensorDesc(u8, {n, n}), 0),
+        DML_FEATURE_LEVEL(0), ODML_EXTENSION_64BIT_INDICES);
+  };
+  EXPECT_NO_THROW(transposed_join(1u << 20).compile());
+  try {
+    transposed_join((1u << 31) - 1).compile();
+    FAIL() << "a join of 2^62 elements in 2^60 pieces compiled";
+  } catch (const opendml::Error& e) {
+    EXPECT_EQ(e.status(), ODML_STATUS_UNSUPPORTED);
+    EXPECT_NE(std::string(e.what()).find("more pieces"), std::string::npos) << e.what();
+  }
+}
+
 // A well-formed name of a device this machine lacks is UNSUPPORTED (a malformed one is invalid).
 TEST_F(DeviceCuda, MissingOrdinalIsUnsupported) {
   try {

@@ -264,15 +264,54 @@ TEST(Plan, SplitItemsKeepsEveryElementAndTheLimits) {
     item.src_offset = rng() % 100;
     item.dst_offset = rng() % 100;
     const uint64_t max_count = 1 + rng() % 40, max_extent = 1 + rng() % 60;
+    if (rng() % 3 == 0) {  // transposed: the strides of two dimensions swapped
+      const uint32_t a = rng() % item.rank, b = rng() % item.rank;
+      std::swap(item.src_strides[a], item.src_strides[b]);
+    }
     const std::vector<CopyItem> pieces =
-        opendml::internal::split_items(std::vector<CopyItem>{item}, max_count, max_extent);
+        *opendml::internal::split_items(std::vector<CopyItem>{item}, max_count, max_extent, UINT64_MAX);
     EXPECT_EQ(element_map(pieces), element_map({item}));
+    EXPECT_TRUE(opendml::internal::split_items_fit(std::vector<CopyItem>{item}, max_count, max_extent, pieces.size()));
+    EXPECT_FALSE(
+        opendml::internal::split_items_fit(std::vector<CopyItem>{item}, max_count, max_extent, pieces.size() - 1));
     for (const CopyItem& p : pieces) {
       EXPECT_LE(p.element_count(), std::max<uint64_t>(max_count, 1));
       EXPECT_LE(item_extent(p, p.src_strides), max_extent);
       EXPECT_LE(item_extent(p, p.dst_strides), max_extent);
     }
   });
+}
+
+// A transposed n x n item (source strides {1, n}): a piece per row, cut again along the row, took
+// n^3 / 2^32 pieces (2^22 at n = 2^18, 2 GB and 2 s to compile on CUDA; 2^28 at 2^20, which did not
+// finish). Halving takes (n^2 / 2^32)^2 here, the fewest, and a declared size far past memory stops
+// at the limit on pieces instead of making them.
+TEST(Plan, SplitItemsOfATransposedItemStayFew) {
+  const uint64_t max_extent = uint64_t{1} << 32;
+  for (uint64_t n : {uint64_t{1} << 17, uint64_t{1} << 18, uint64_t{1} << 20}) {
+    CopyItem item;
+    item.rank = 2;
+    item.sizes = {n, n};
+    item.src_strides = {1, n};
+    item.dst_strides = {n, 1};
+    const uint64_t least = (n * n / max_extent) * (n * n / max_extent);
+    const auto pieces = opendml::internal::split_items(std::vector<CopyItem>{item}, max_extent, max_extent, least);
+    ASSERT_TRUE(pieces.has_value()) << n;
+    uint64_t moved = 0;
+    for (const CopyItem& p : *pieces) {
+      EXPECT_LE(item_extent(p, p.src_strides), max_extent);
+      EXPECT_LE(item_extent(p, p.dst_strides), max_extent);
+      moved += p.element_count();
+    }
+    EXPECT_EQ(moved, n * n);
+  }
+  CopyItem huge;
+  huge.rank = 2;
+  huge.sizes = {uint64_t{1} << 31, uint64_t{1} << 31};
+  huge.src_strides = {1, uint64_t{1} << 31};
+  huge.dst_strides = {uint64_t{1} << 31, 1};
+  EXPECT_FALSE(opendml::internal::split_items(std::vector<CopyItem>{huge}, max_extent, max_extent, 1 << 20));
+  EXPECT_FALSE(opendml::internal::split_items_fit(std::vector<CopyItem>{huge}, max_extent, max_extent, 1 << 20));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <variant>
 #include <vector>
@@ -95,11 +96,15 @@ struct NonzeroPlan {
 
 using Plan = std::variant<CopyPlan, NonzeroPlan>;
 
-// The same copies as `items`, split along their outer dimensions where an item has more than
-// max_count elements or spans more than max_extent elements on either side of its offsets: for a
-// backend whose kernels index within an item in 32 bits. Pre: max_count, max_extent >= 1 and a
-// single element fits. Post: every element goes where it went before; items within the limits stay
-// whole.
-std::vector<CopyItem> split_items(std::span<const CopyItem> items, uint64_t max_count, uint64_t max_extent);
+// The same copies as `items`, split where an item has more than max_count elements or spans more
+// than max_extent elements on either side of its offsets: for a backend whose kernels index within
+// an item in 32 bits. Null where that takes more than max_pieces pieces (a tensor declared far
+// larger than memory; the time and memory spent are bounded by max_pieces). Pre: max_count,
+// max_extent >= 1 and a single element fits. Post: every element goes where it went before; items
+// within the limits stay whole.
+std::optional<std::vector<CopyItem>> split_items(std::span<const CopyItem> items, uint64_t max_count,
+                                                 uint64_t max_extent, uint64_t max_pieces);
+// Whether split_items stays within max_pieces, counted without making the pieces.
+bool split_items_fit(std::span<const CopyItem> items, uint64_t max_count, uint64_t max_extent, uint64_t max_pieces);
 
 }  // namespace opendml::internal

@@ -1001,13 +1001,22 @@ Result<std::unique_ptr<Kernel>> make_cuda_slices_kernel(const CopyPlan& plan, co
   return kernel;
 }
 
-std::string cuda_copy_declines(const CopyPlan&, const CudaDevice&) { return ""; }
+// Within an item, indices and offsets are 32-bit (FastDivmod): larger items (64-bit indices,
+// docs/contract.md section 7) become several, at most this many more than the plan has.
+constexpr uint64_t kMaxExtraPieces = uint64_t{1} << 20;
+
+std::string cuda_copy_declines(const CopyPlan& plan, const CudaDevice&) {
+  if (!split_items_fit(plan.items, kMaxItemVectors, kMaxElements, plan.items.size() + kMaxExtraPieces))
+    return cat("its tensors need more than ", kMaxExtraPieces, " more pieces of 2^32 elements' span");
+  return "";
+}
 
 Result<std::unique_ptr<Kernel>> make_cuda_copy_kernel(const CopyPlan& plan, const CudaDevice& device) {
-  // Within an item, indices and offsets are 32-bit (FastDivmod): larger items (64-bit indices,
-  // docs/contract.md section 7) become several.
   CopyPlan split = plan;
-  split.items = split_items(plan.items, kMaxItemVectors, kMaxElements);
+  std::optional<std::vector<CopyItem>> pieces =
+      split_items(plan.items, kMaxItemVectors, kMaxElements, plan.items.size() + kMaxExtraPieces);
+  if (!pieces) return unsupported("cuda.copy: too many pieces");  // cuda_copy_declines said so first
+  split.items = std::move(*pieces);
   auto kernel = std::make_unique<CudaCopyKernel>(split, device);
   if (verbose()) log_verbose(kernel->tuning());
   return kernel;
