@@ -50,13 +50,14 @@ class _Torch:
         self._torch = torch
         # The extension allocates, finds the stream and borrows tensors itself, through PyTorch's own
         # functions (python/src/frameworks.h): these.
-        self.dtypes = {name: getattr(torch, name) for name in ("uint32", "int64", "uint64", "uint8")}
+        self.dtypes = {name: getattr(torch, name) for name in ("uint32", "int64", "uint64", "uint8", "int8")}
         self.raw_current_stream = torch._C._cuda_getCurrentRawStream if torch.cuda.is_available() else None
         self.to_dlpack = torch.utils.dlpack.to_dlpack
         # What torch's own in-place operations do to a tensor they write, so that autograd sees an out=
         # tensor saved for a backward pass change (torch.autograd.graph.increment_version's C function).
         self.increment_version = getattr(torch._C, "_increment_version", None)
         self.grad_enabled = torch.is_grad_enabled  # inputs that require grad: see check_gradient_kept
+        self.inference_mode = torch.is_inference_mode_enabled  # out= inference tensors: see check_torch
         self.tensor_type = torch.Tensor  # whose __dlpack_c_exchange_api__, where PyTorch has one, the extension uses
         self.fast_empty = _torch_alloc(torch.__version__)
 

@@ -278,13 +278,18 @@ void execute(const Entry& e, Call& call, std::span<const Spec* const> inputs, st
   void* stream = reinterpret_cast<void*>(call.stream);
   if (call.place.cuda) {
     e.op.execute(b, stream);
+    call.target.written();
     if (call.framework->synchronize) device_for(call.place).synchronize(stream);
     call.finish();
   } else if (e.bytes < (1u << 20)) {
     e.op.execute(b, stream);  // small: releasing the GIL would cost more than the copy
+    call.target.written();
   } else {
-    nb::gil_scoped_release release;  // the CPU backend runs here, on its own threads
-    e.op.execute(b, stream);
+    {
+      nb::gil_scoped_release release;  // the CPU backend runs here, on its own threads
+      e.op.execute(b, stream);
+    }
+    call.target.written();
   }
 }
 
@@ -292,6 +297,7 @@ void execute(const Entry& e, Call& call, std::span<const Spec* const> inputs, st
 void zero(Call& call, std::byte* data, uint64_t bytes) {
   if (!call.place.cuda) {
     std::memset(data, 0, bytes);
+    call.target.written();
     return;
   }
 #ifdef OPENDML_WITH_CUDA
@@ -299,6 +305,7 @@ void zero(Call& call, std::byte* data, uint64_t bytes) {
   const cudaError_t error = cudaMemsetAsync(data, 0, bytes, reinterpret_cast<cudaStream_t>(call.stream));
   if (error != cudaSuccess)
     throw Error(ODML_STATUS_DEVICE_FAILURE, std::string(call.prefix) + cudaGetErrorString(error));
+  call.target.written();
   call.finish();
 #else
   unsupported(std::string(call.prefix) + "this build of opendml has no CUDA backend");
@@ -558,7 +565,9 @@ nb::object concat(nb::handle arrays_arg, int64_t axis, nb::handle out, nb::handl
   const std::span<int64_t> shape(shape_storage, static_cast<size_t>(in[0].ndim));
   std::copy(in[0].shape, in[0].shape + in[0].ndim, shape.begin());
   shape[a] = 0;
-  for (const Borrowed& b : in.all()) shape[a] += b.ndim == in[0].ndim ? b.shape[a] : 0;
+  for (const Borrowed& b : in.all())
+    if (b.ndim == in[0].ndim && __builtin_add_overflow(shape[a], b.shape[a], &shape[a]))
+      invalid("concat: the arrays' lengths along axis " + std::to_string(a) + " add up past 2^63 - 1");
   nb::object result = out.is_none() ? call.empty(shape) : nb::borrow(out);
   const Borrowed whole = call.take(result, {call.prefix, "out"}, true, out.is_none());
   if (!std::ranges::equal(shape_of(whole), shape))
@@ -620,7 +629,7 @@ nb::list split(nb::handle x, nb::handle sizes, int64_t axis, nb::handle out, nb:
         invalid(name + " is " + std::to_string(v) + " but x.shape[" + std::to_string(a) + "] is " +
                 std::to_string(length));
       sections.push_back(v);
-      sum += v;
+      if (__builtin_add_overflow(sum, v, &sum)) invalid("split: sizes add up past 2^63 - 1");
     }
     if (sections.empty()) invalid("split: sizes is empty; it needs at least one section");
     if (sum != length)

@@ -98,6 +98,7 @@ void initialize(PyCompiled& c, std::optional<std::vector<nb::object>> inputs, nb
                                 {},
                                 region_of(persistent, {"", "persistent"}, target, borrowed, true)},
                   s);
+  target.written();
 }
 
 void execute(const PyCompiled& c, const std::vector<nb::object>& inputs, const std::vector<nb::object>& outputs,
@@ -114,6 +115,7 @@ void execute(const PyCompiled& c, const std::vector<nb::object>& inputs, const s
   c.op.execute(
       odml_bindings{in.data(), static_cast<uint32_t>(in.size()), out.data(), static_cast<uint32_t>(out.size()), t, p},
       reinterpret_cast<void*>(target.stream));
+  target.written();
 }
 
 }  // namespace

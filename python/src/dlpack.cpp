@@ -12,7 +12,6 @@ namespace opendml::python {
 namespace {
 
 constexpr uint64_t kDLFlagReadOnly = 1, kDLFlagIsCopied = 2;
-enum : uint8_t { kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4, kDLBool = 6 };
 
 std::string python_type_name(nb::handle obj) { return nb::type_name(obj.type()).c_str(); }
 

@@ -85,6 +85,9 @@ struct Place {
 // Storage for dimensions; DirectML's own limit (8) is the library's to report, with its message.
 constexpr int kMaxDims = 32;
 
+// DLPack's type codes (DLDataTypeCode) that the array layer reads.
+enum : uint8_t { kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4, kDLBool = 6 };
+
 // An array borrowed for the length of one call: its address, data type and layout in elements.
 class Borrowed {
  public:

@@ -64,6 +64,7 @@ const Framework& framework_for(nb::handle array) {
       if (!f.adapter.attr("increment_version").is_none())
         f.torch_increment_version = f.adapter.attr("increment_version");
       f.torch_grad_enabled = f.adapter.attr("grad_enabled");
+      f.torch_inference_mode = f.adapter.attr("inference_mode");
       // Only for torch.Tensor itself: a subclass may publish a table of its own (a read-only one,
       // say), and its new_empty may make tensors of its own type.
       if (f.adapter.attr("tensor_type").ptr() == reinterpret_cast<PyObject*>(type)) {
@@ -143,16 +144,29 @@ bool requires_grad(nb::handle tensor) {
 // What a PyTorch tensor must be for the array layer, whichever way it was borrowed (DLPack carries
 // none of it). A lazily negated view (Tensor.is_neg(): the imaginary part of a conjugated tensor,
 // say) hands over the bits of the values it negates; conjugated views are complex, a type the array
-// layer does not take. A tensor written (out=) must not require grad, and its version moves as
-// torch's in-place operations move it, so that autograd refuses a backward pass that saved it.
-void check_torch(const Framework& f, nb::handle array, const Name& what, bool writable, bool fresh) {
+// layer does not take. PyTorch's integer types of 1 to 7 bits (torch.uint4, ...) travel as bytes, as
+// uint8 or int8 would. A tensor written (out=) must not require grad, nor be an inference tensor
+// outside inference mode, which PyTorch's own in-place operations refuse.
+void check_torch(const Framework& f, nb::handle array, const Borrowed& b, const Name& what, bool writable, bool fresh) {
   static PyObject* const is_neg = PyUnicode_InternFromString("is_neg");
   if (PyObject_IsTrue(checked(PyObject_CallMethodNoArgs(array.ptr(), is_neg)).ptr()) == 1)
     invalid(what + " is a lazily negated view (Tensor.is_neg()); pass tensor.resolve_neg()");
+  if (b.element_bytes == 1 && b.code != kDLBool) {
+    static PyObject* const dtype_name = PyUnicode_InternFromString("dtype");
+    const nb::object dtype = checked(PyObject_GetAttr(array.ptr(), dtype_name));
+    if (!dtype.is(f.torch_dtypes.at("uint8")) && !dtype.is(f.torch_dtypes.at("int8")))
+      unsupported(what + " is " + nb::cast<std::string>(nb::str(dtype)) +
+                  ", whose values PyTorch hands over as whole bytes; no DirectML type has fewer than 8 bits");
+  }
   if (!writable || fresh) return;
   if (requires_grad(array))
     invalid(what + " requires grad; opendml cannot write into it (pass a tensor that does not, or detach it)");
-  if (f.torch_increment_version.is_valid()) f.torch_increment_version(nb::make_tuple(array));
+  static PyObject* const is_inference = PyUnicode_InternFromString("is_inference");
+  if (PyObject_IsTrue(checked(PyObject_CallMethodNoArgs(array.ptr(), is_inference)).ptr()) == 1 &&
+      PyObject_IsTrue(checked(PyObject_CallNoArgs(f.torch_inference_mode.ptr())).ptr()) != 1)
+    invalid(what +
+            " is an inference tensor, which PyTorch updates in place only inside torch.inference_mode(); "
+            "write into a tensor made outside it, or call under inference mode");
 }
 
 }  // namespace
@@ -184,7 +198,7 @@ Borrowed take_torch(const Framework& f, nb::handle array, const Name& what, std:
   }
   if (place && !(b.place == *place))
     invalid(what + " is on " + b.place.name() + " but the work runs on " + place->name());
-  check_torch(f, array, what, writable, fresh);
+  check_torch(f, array, b, what, writable, fresh);
   return b;
 }
 
@@ -207,11 +221,29 @@ Borrowed take(nb::handle array, const Name& what, const Target& target, bool wri
     invalid(what +
             " is an array of a library whose arrays are immutable (JAX); leave out= out for a new one, or "
             "pass a NumPy, PyTorch or CuPy array");
-  if (f.is_torch() && target.no_handshake(f, array)) return take_torch(f, array, what, target.place, writable, fresh);
-  const Place p = place_of_array(array, what);
-  if (!(p == target.place)) invalid(what + " is on " + p.name() + " but the work runs on " + target.place.name());
-  if (f.is_torch()) check_torch(f, array, what, writable, fresh);  // borrowed with the stream handshake
-  return borrow(array, what, target.place, target.stream, writable);
+  Borrowed b;
+  if (f.is_torch() && target.no_handshake(f, array)) {
+    b = take_torch(f, array, what, target.place, writable, fresh);
+  } else {
+    const Place p = place_of_array(array, what);
+    if (!(p == target.place)) invalid(what + " is on " + p.name() + " but the work runs on " + target.place.name());
+    b = borrow(array, what, target.place, target.stream, writable);
+    if (f.is_torch()) check_torch(f, array, b, what, writable, fresh);  // borrowed with the stream handshake
+  }
+  if (writable && !fresh && f.torch_increment_version.is_valid()) {
+    target.versioned.push_back(array);
+    target.versioned_by = &f;
+  }
+  return b;
+}
+
+void Target::written() const {
+  if (versioned.empty()) return;
+  nb::tuple tensors = nb::steal<nb::tuple>(PyTuple_New(static_cast<Py_ssize_t>(versioned.size())));
+  for (size_t i = 0; i < versioned.size(); ++i)
+    PyTuple_SET_ITEM(tensors.ptr(), static_cast<Py_ssize_t>(i), nb::borrow(versioned[i]).release().ptr());
+  versioned.clear();
+  versioned_by->torch_increment_version(tensors);
 }
 
 }  // namespace opendml::python

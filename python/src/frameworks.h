@@ -24,6 +24,7 @@ struct Framework {
   nb::object torch_raw_stream;
   nb::object torch_increment_version;  // torch._C._increment_version, for out= tensors; None where absent
   nb::object torch_grad_enabled;       // torch.is_grad_enabled
+  nb::object torch_inference_mode;     // torch.is_inference_mode_enabled
   // PyTorch's DLPack C exchange API (PyTorch 2.10 and later), for arrays of exactly torch.Tensor's
   // type: a tensor's DLTensor and the current stream in one C call each, with no capsule to make
   // and release. Null where the library has none (then the functions above serve).
@@ -53,6 +54,12 @@ struct Target {
   intptr_t stream = 0;
   const Framework* current_of = nullptr;  // the library whose current stream `stream` is, if known
   mutable int torch_current = -1;         // whether it is PyTorch's current stream: -1 until asked, once a call
+  // PyTorch tensors the call writes (out=, outputs, regions): their versions move as torch's in-place
+  // operations move them, once the work is queued (written), so that a refused call leaves them as
+  // they were.
+  mutable std::vector<nb::handle> versioned;
+  mutable const Framework* versioned_by = nullptr;
+  void written() const;
 
   // Whether work on this stream needs no DLPack handshake for an array of f's library: on the CPU,
   // or where the stream is that library's current one (PyTorch asked once per call).

@@ -546,6 +546,12 @@ def test_invalid_input_raises_error():
     raises(opendml.Error, "type must match", opendml.concat, [a, a], out=np.zeros((4, 3), np.int32))
     raises(opendml.Error, "sizes add up to 3 but x.shape\\[0\\] is 2", opendml.split, a, [1, 2])
     raises(opendml.Error, "sizes\\[0\\] is -1", opendml.split, a, [-1, 3])
+    # Lengths that add up past 64 bits (broadcast views of 2^62 elements): four wrapped to 0, and
+    # concat returned an empty array.
+    huge = np.broadcast_to(np.ones(1, np.uint8), (2**62,))
+    raises(opendml.Error, "lengths along axis 0 add up past 2\\^63 - 1", opendml.concat, [huge] * 4)
+    raises(opendml.Error, "lengths along axis 0 add up past 2\\^63 - 1", opendml.concat, [huge] * 2)
+    raises(opendml.Error, "sizes add up past 2\\^63 - 1", opendml.split, huge, [2**62] * 5)
     raises(opendml.Error, "does not split into 2 equal sections", opendml.split, a, 2, axis=1)
     raises(opendml.Error, "does not split into 0 equal sections", opendml.split, a, 0)
     raises(opendml.Error, "sizes is 4611686018427387904 sections; DirectML's SPLIT has at most 2\\^32 - 1 outputs",
@@ -730,6 +736,33 @@ def test_torch_views_and_out_tensors_are_what_torch_says_they_are():
     assert o._version > version
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         y.backward()
+    # ... but only where it is written: a refused call left the version moved, and the backward
+    # pass refused.
+    w, o = torch.ones(4, requires_grad=True), torch.zeros(4)
+    y = (w * o).sum()
+    version = o._version
+    raises(opendml.Error, "out has shape \\(4,\\) but the result has shape \\(3,\\)", opendml.concat,
+           [torch.ones(3)], out=o)
+    raises(opendml.Error, "overlaps", opendml.concat, [o[:2], o[2:]], out=o)
+    assert o._version == version
+    y.backward()
+    # An inference tensor is updated in place only in inference mode, as torch.cat(out=) says.
+    with torch.inference_mode():
+        frozen = torch.zeros(3)
+    raises(opendml.Error, "inference tensor", opendml.concat, [torch.arange(3.0)], out=frozen)
+    raises(opendml.Error, "inference tensor", opendml.split, torch.arange(4.0), 2, out=[frozen[:2], torch.zeros(2)])
+    assert not frozen.any()
+    with torch.inference_mode():
+        opendml.concat([torch.arange(3.0)], out=frozen)
+    assert frozen.tolist() == [0.0, 1.0, 2.0]
+    # PyTorch's types of 1 to 7 bits travel as bytes: refused, not mixed with uint8 or int8.
+    for dtype in (torch.uint4, torch.int4, torch.uint1):
+        nibbles = torch.zeros(2, dtype=dtype)
+        raises(opendml.UnsupportedError, str(dtype).replace(".", "\\.") + ", whose values PyTorch hands over as whole bytes",
+               opendml.concat, [nibbles, torch.tensor([200, 201], dtype=torch.uint8)])
+        raises(opendml.UnsupportedError, "no DirectML type has fewer than 8 bits", opendml.concat,
+               [torch.tensor([1, 2], dtype=torch.int8)], out=nibbles)
+    assert torch.equal(opendml.concat([torch.tensor([-1], dtype=torch.int8)] * 2), torch.tensor([-1, -1], dtype=torch.int8))
 
 
 def test_jax_arrays_are_not_written_through_out():
