@@ -429,16 +429,6 @@ nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed,
                     invalid("nonzero: offsets holds " + repr_of(v) + "; offsets are not negative (and below 2^63)");
                   return static_cast<uint64_t>(s);
                 });
-  // Fill rows (opendml's extension): each column's value in the rows past the count, as the index
-  // type holds it.
-  const bool index_u64 = index_dtype == "uint64", index_i64 = index_dtype == "int64";
-  column_values(call, fill_arg, n, "fill", true, fill, [&](nb::handle v, int64_t s, bool is_signed) -> uint64_t {
-    if (is_signed && (index_i64 || (s >= 0 && (index_u64 || s <= int64_t{UINT32_MAX}))))
-      return static_cast<uint64_t>(s);
-    uint64_t u = 0;
-    if (!is_signed && index_u64 && nb::try_cast<uint64_t>(v, u, false)) return u;
-    invalid("nonzero: fill holds " + repr_of(v) + ", which a " + index_dtype + " coordinate cannot hold");
-  });
   // Checked before allocating coordinates for so many rows.
   if (out.is_none() && !wide_index && uint64_t(m) > UINT32_MAX)
     invalid("nonzero: x has " + std::to_string(m) +
@@ -462,6 +452,16 @@ nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed,
   // out= of 64-bit indices, or uint32 coordinates past 2^32 - 1 elements (2^31 rows of 2 columns)
   for (const Borrowed* b : {&c, &k})
     if (b->element_bytes == 8 || beyond_32_bits(*b)) extensions = ODML_EXTENSION_64BIT_INDICES;
+  // Fill rows (opendml's extension): each column's value in the rows past the count, as the
+  // coordinates' type holds it (out='s where given, else index_dtype).
+  const bool index_u64 = c.type == DML_TENSOR_DATA_TYPE_UINT64, index_i64 = c.type == DML_TENSOR_DATA_TYPE_INT64;
+  column_values(call, fill_arg, n, "fill", true, fill, [&](nb::handle v, int64_t s, bool is_signed) -> uint64_t {
+    if (is_signed && (index_i64 || (s >= 0 && (index_u64 || s <= int64_t{UINT32_MAX}))))
+      return static_cast<uint64_t>(s);
+    uint64_t u = 0;
+    if (!is_signed && index_u64 && nb::try_cast<uint64_t>(v, u, false)) return u;
+    invalid("nonzero: fill holds " + repr_of(v) + ", which a " + c.type_name() + " coordinate cannot hold");
+  });
   if (c.ndim != 2)
     invalid("nonzero: coords has " + std::to_string(c.ndim) + " dimensions; it must be 2-D, (x.size, columns)" +
             (transposed ? " transposed" : ""));

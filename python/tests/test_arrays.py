@@ -185,6 +185,17 @@ def test_nonzero_bad_fill(fill, index_dtype, message):
         opendml.nonzero(np.ones((2, 3, 4), np.float32), fill=fill, index_dtype=index_dtype)
 
 
+def test_nonzero_fill_is_judged_by_the_coordinates_written():
+    # With out=, the coordinates' type is out='s: fill was checked against index_dtype (uint32).
+    x = np.array([[0, 5], [6, 0]], np.uint8)
+    for dtype, fill in ((np.int64, -1), (np.uint64, 2**40), (np.uint64, 2**64 - 1)):
+        coords, count = np.zeros((4, 2), dtype), np.zeros(1, dtype)
+        opendml.nonzero(x, fill=fill, out=(coords, count))
+        assert coords.tolist() == [[0, 1], [1, 0], [fill, fill], [fill, fill]]
+    with pytest.raises(opendml.Error, match="fill holds -1, which a uint64 coordinate cannot hold"):
+        opendml.nonzero(x, fill=-1, out=(np.zeros((4, 2), np.uint64), np.zeros(1, np.uint64)))
+
+
 def test_nonzero_out_and_empty_input():
     x = np.array([[0, 5], [6, 0]], np.uint8)
     coords = np.full((4, 2), 9, np.uint32)
