@@ -34,6 +34,13 @@ inline bool passes_through(const nb::python_error& e) {
   return !e.matches(PyExc_Exception) || e.matches(PyExc_MemoryError);
 }
 
+// A Python error as one line for a message, "TypeError: what it said", without the traceback that
+// nb::python_error::what() appends.
+inline std::string error_line(const nb::python_error& e) {
+  const nb::object value = nb::borrow(e.value());
+  return std::string(nb::type_name(value.type()).c_str()) + ": " + nb::str(value).c_str();
+}
+
 // After a Python call that failed with the error `expected` names (TypeError: not an integer), the
 // error is cleared for the caller to report in its own words; any other error is raised as it is.
 inline void clear_expected(PyObject* expected) {

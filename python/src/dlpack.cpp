@@ -139,8 +139,30 @@ int cuda_device_of(uintptr_t pointer, const Name& what) {
 #endif
 }
 
+// An array's __cuda_array_interface__, checked to be a dict with the entries every version has and
+// a shape that is a tuple, before any is read.
+nb::dict cuda_array_interface(nb::handle array, const Name& what) {
+  if (!nb::hasattr(array, "__cuda_array_interface__"))
+    invalid(what + ": " + python_type_name(array) +
+            " has __dlpack_device__ but neither __dlpack__ nor __cuda_array_interface__ to hand its memory over");
+  const nb::object interface = array.attr("__cuda_array_interface__");
+  if (!nb::isinstance<nb::dict>(interface))
+    invalid(what + ": its __cuda_array_interface__ is a " + python_type_name(interface) + ", not a dict");
+  const nb::dict cai = nb::borrow<nb::dict>(interface);
+  for (const char* key : {"data", "typestr", "shape"})
+    if (!cai.contains(key)) invalid(what + ": its __cuda_array_interface__ has no '" + std::string(key) + "'");
+  const auto expect = [&](const char* key, bool ok, const char* type) {
+    if (!ok)
+      invalid(what + ": its __cuda_array_interface__['" + key + "'] is a " + python_type_name(cai[key]) + ", not a " +
+              type);
+  };
+  expect("shape", nb::isinstance<nb::tuple>(cai["shape"]), "tuple");
+  expect("typestr", nb::isinstance<nb::str>(cai["typestr"]), "str");
+  return cai;
+}
+
 void borrow_cuda_array_interface(Borrowed& b, nb::handle array, const Name& what, intptr_t stream, bool writable) {
-  const nb::dict cai = nb::cast<nb::dict>(array.attr("__cuda_array_interface__"));
+  const nb::dict cai = cuda_array_interface(array, what);
   if (cai.contains("mask") && !cai["mask"].is_none()) unsupported(what + " has a mask (__cuda_array_interface__)");
   const nb::tuple data = tuple_of(cai["data"], 2, what + ": __cuda_array_interface__['data']");
   if (writable && nb::cast<bool>(data[1])) invalid(what + " is read-only");
@@ -296,7 +318,7 @@ Place place_of(nb::handle array, const Name& what) {
       result = array.attr("__dlpack_device__")();
     } catch (nb::python_error& e) {
       if (passes_through(e)) throw;
-      invalid(what + ": " + python_type_name(array) + ".__dlpack_device__ failed: " + e.what());
+      invalid(what + ": " + python_type_name(array) + ".__dlpack_device__ failed: " + error_line(e));
     }
     const nb::tuple device = tuple_of(result, 2, what + ": " + python_type_name(array) + ".__dlpack_device__()");
     const int32_t type = nb::cast<int32_t>(device[0]), id = nb::cast<int32_t>(device[1]);
@@ -306,7 +328,7 @@ Place place_of(nb::handle array, const Name& what) {
   }
   if (nb::hasattr(array, "__cuda_array_interface__")) {
     const nb::tuple data =
-        tuple_of(array.attr("__cuda_array_interface__")["data"], 2, what + ": __cuda_array_interface__['data']");
+        tuple_of(cuda_array_interface(array, what)["data"], 2, what + ": __cuda_array_interface__['data']");
     return {true, cuda_device_of(nb::cast<uintptr_t>(data[0]), what)};
   }
   invalid(what + " is " + a_type(array) +
@@ -379,7 +401,7 @@ Borrowed borrow(nb::handle array, const Name& what, Place place, intptr_t stream
   } catch (nb::python_error& e) {
     if (passes_through(e)) throw;
     // NumPy refuses to export a read-only array through unversioned DLPack, for instance.
-    invalid(what + ": " + python_type_name(array) + ".__dlpack__ failed: " + e.what());
+    invalid(what + ": " + python_type_name(array) + ".__dlpack__ failed: " + error_line(e));
   }
   borrow_capsule(capsule, what, writable, b);
   if (!(b.place == place)) invalid(what + ": its DLPack capsule is on " + b.place.name() + ", not " + place.name());

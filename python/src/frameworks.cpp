@@ -192,7 +192,7 @@ Borrowed take_torch(const Framework& f, nb::handle array, const Name& what, std:
     PyObject* capsule = PyObject_CallOneArg(f.torch_to_dlpack.ptr(), array.ptr());
     if (capsule == nullptr) {
       const nb::python_error e;
-      invalid(what + ": torch.utils.dlpack.to_dlpack failed: " + e.what());
+      invalid(what + ": torch.utils.dlpack.to_dlpack failed: " + error_line(e));
     }
     borrow_capsule(nb::steal(capsule), what, writable, b);
   }

@@ -487,6 +487,33 @@ def raises(cls, match, fn, *args, **kwargs):
     return e.value
 
 
+def test_foreign_protocols_half_spoken_are_errors():
+    # A device but no memory, or a CUDA array interface missing what every version has, raised
+    # AttributeError and KeyError; a failing __dlpack__ put its traceback in the message.
+    class DeviceOnly:
+        def __dlpack_device__(self):
+            return (1, 0)
+
+    class NoData:
+        __cuda_array_interface__ = {"shape": (2,), "typestr": "<f4", "version": 3}
+
+    class NotADict:
+        __cuda_array_interface__ = [("data", (0, False))]
+
+    class Fails:
+        def __dlpack_device__(self):
+            return (1, 0)
+
+        def __dlpack__(self, **kwargs):
+            raise ValueError("cannot export this")
+
+    raises(opendml.Error, "neither __dlpack__ nor __cuda_array_interface__", opendml.split, DeviceOnly(), 1)
+    raises(opendml.Error, "its __cuda_array_interface__ has no 'data'", opendml.split, NoData(), 1)
+    raises(opendml.Error, "its __cuda_array_interface__ is a list, not a dict", opendml.split, NotADict(), 1)
+    e = raises(opendml.Error, "Fails.__dlpack__ failed: ValueError: cannot export this$", opendml.split, Fails(), 1)
+    assert "Traceback" not in str(e)
+
+
 def test_foreign_tuples_of_the_wrong_length_are_errors():
     # What another library hands over is checked before it is read: these once read past a tuple's end.
     class ShortDevice:
