@@ -47,16 +47,23 @@ Region load_region(const Node& node, const Model& model) {
   const std::optional<Node> size_node = node.find("elementSizeInBytes");
   const uint64_t given_size = size_node ? size_node->uint32() : 0;
   const uint64_t size = given_size != 0 ? given_size : element_bytes(resource.type);
-  const uint64_t capacity = resource.size_in_bytes / size;
-  const std::string room = "resource '" + resource.name + "' has room for " + std::to_string(capacity) +
-                           (given_size != 0 ? " elements of " + std::to_string(size) + " bytes"
-                                            : " " + std::string(data_type_name(resource.type)) + " elements");
-  const std::optional<Node> offset_node = node.find("elementOffset");
-  const uint64_t offset = offset_node ? offset_node->uint64() : 0;
-  if (offset >= capacity) (offset_node ? *offset_node : node).fail("is " + std::to_string(offset) + " but " + room);
+  uint64_t offset = 0;  // in bytes
+  if (const std::optional<Node> offset_node = node.find("elementOffset")) {
+    // DxDispatch binds from byte elementOffset * elementSizeInBytes to the end of the buffer, so that
+    // byte must lie inside it; the buffer need not hold a whole number of such elements.
+    const uint64_t elements = offset_node->uint64();
+    const bool overflow = __builtin_mul_overflow(elements, size, &offset);
+    if (overflow || offset >= resource.size_in_bytes) {
+      const std::string unit = given_size != 0 ? " elements of " + std::to_string(size) + " bytes"
+                                               : " " + std::string(data_type_name(resource.type)) + " elements";
+      const std::string byte = overflow ? "past byte 2^64" : "byte " + std::to_string(offset);
+      offset_node->fail("is " + std::to_string(elements) + unit + ", " + byte + ", but resource '" + resource.name +
+                        "' is " + std::to_string(resource.size_in_bytes) +
+                        " bytes; a binding starts inside its buffer");
+    }
+  }
   if (const std::optional<Node> count_node = node.find("elementCount")) count_node->uint64();
-  return {static_cast<size_t>(&resource - model.resources.data()), offset * size,
-          resource.size_in_bytes - offset * size};
+  return {static_cast<size_t>(&resource - model.resources.data()), offset, resource.size_in_bytes - offset};
 }
 
 // The regions one bind point's value gives: a binding, or an array of as many as it has tensors.
