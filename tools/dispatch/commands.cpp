@@ -110,6 +110,43 @@ DispatchCommand load_dispatch(const Node& node, const Model& model) {
   return dispatch;
 }
 
+// writeFile writes the resource's buffer as DxDispatch does: every byte of it, whole elements or not.
+WriteFileCommand load_write_file(const Node& node, const Model& model) {
+  const Node target = node.at("targetPath");
+  const std::filesystem::path path = target.string();
+  const FileFormat format = file_format(path, target.place());
+  const size_t index = find_named(node.at("resource"), model.resources, "resources");
+  const Resource& resource = model.resources[index];
+  const uint64_t element = element_bytes(resource.type);
+  const std::optional<Node> dimensions = node.find("dimensions");
+  // A shape counts whole elements. DxDispatch writes a .npy file's last bytes past its shape's end,
+  // where no reader looks (and which this tool's reader refuses), so such a buffer has no .npy file.
+  if (const uint64_t part = resource.file_bytes % element; part != 0 && (format == FileFormat::kNpy || dimensions))
+    (format == FileFormat::kNpy ? target : *dimensions)
+        .fail("resource '" + resource.name + "' is " + std::to_string(resource.file_bytes) +
+              " bytes (sizeInBytes), not a whole number of " + std::string(data_type_name(resource.type)) +
+              " elements (" + std::to_string(element) + " bytes), so no " +
+              (format == FileFormat::kNpy ? ".npy shape fits it (DxDispatch writes the last " + std::to_string(part) +
+                                                " bytes past its end); a raw file takes every byte"
+                                          : "shape fits it; leave dimensions out of a raw file"));
+  std::vector<uint64_t> shape{resource.file_bytes / element};
+  // A .npy file's shape; its elements must be as many as the file holds.
+  if (dimensions) {
+    const std::vector<uint32_t> sizes = dimensions->uint32_array();
+    if (sizes.size() > kMaxNpyDims)
+      dimensions->fail("has " + std::to_string(sizes.size()) + " sizes; a .npy file's shape has at most " +
+                       std::to_string(kMaxNpyDims));
+    shape.assign(sizes.begin(), sizes.end());
+    uint64_t count = 1;
+    for (const uint32_t size : sizes)
+      if (__builtin_mul_overflow(count, size, &count)) count = UINT64_MAX;
+    if (count != resource.file_bytes / element)
+      dimensions->fail("hold " + std::to_string(count) + " elements but resource '" + resource.name + "' writes " +
+                       std::to_string(resource.file_bytes / element) + " (its buffer's)");
+  }
+  return {index, path, format, std::move(shape)};
+}
+
 }  // namespace
 
 void load_initialize_bindings(const Node& bindings, Dispatchable& dispatchable, const Model& model) {
@@ -144,26 +181,7 @@ Command load_command(const Node& node, const Model& model) {
   }
   if (equal_ignoring_case(kind, "writeFile")) {
     node.expect_object({"type", "resource", "targetPath", "dimensions"});
-    const Node target = node.at("targetPath");
-    const std::filesystem::path path = target.string();
-    const size_t resource = find_named(node.at("resource"), model.resources, "resources");
-    std::vector<uint64_t> shape{model.resources[resource].file_count};
-    // A .npy file's shape; its elements must be as many as the file holds.
-    if (const std::optional<Node> dimensions = node.find("dimensions")) {
-      const std::vector<uint32_t> sizes = dimensions->uint32_array();
-      if (sizes.size() > kMaxNpyDims)
-        dimensions->fail("has " + std::to_string(sizes.size()) + " sizes; a .npy file's shape has at most " +
-                         std::to_string(kMaxNpyDims));
-      shape.assign(sizes.begin(), sizes.end());
-      uint64_t count = 1;
-      for (const uint32_t size : sizes)
-        if (__builtin_mul_overflow(count, size, &count)) count = UINT64_MAX;
-      if (count != model.resources[resource].file_count)
-        dimensions->fail("hold " + std::to_string(count) + " elements but resource '" + model.resources[resource].name +
-                         "' writes " + std::to_string(model.resources[resource].file_count) + " (its buffer's)");
-    }
-    return {node.place(), node.json().dump(),
-            WriteFileCommand{resource, path, file_format(path, target.place()), std::move(shape)}};
+    return {node.place(), node.json().dump(), load_write_file(node, model)};
   }
   type.fail("'" + kind + "' is not a command type (dispatch, print, writeFile)");
 }

@@ -84,9 +84,8 @@ void Executor::for_each_chunk(uint64_t bytes, const std::function<void(uint64_t,
     f(offset, std::span(staging_).first(std::min<uint64_t>(kStagingBytes, bytes - offset)));
 }
 
-void Executor::download(size_t resource, uint64_t count, const std::function<void(std::span<const std::byte>)>& f) {
-  const Resource& r = model_.resources[resource];
-  for_each_chunk(count * element_bytes(r.type), [&](uint64_t offset, std::span<std::byte> chunk) {
+void Executor::download(size_t resource, uint64_t bytes, const std::function<void(std::span<const std::byte>)>& f) {
+  for_each_chunk(bytes, [&](uint64_t offset, std::span<std::byte> chunk) {
     device_.download(chunk.data(), static_cast<const std::byte*>(buffers_[resource]->data()) + offset, chunk.size());
     f(chunk);
   });
@@ -176,7 +175,8 @@ void Executor::print(const Command& command, const PrintCommand& print, std::ost
   out << "Resource '" << r.name << "':" << (print.verbose ? "\n" : " ");
   ElementFormat format{options_.exact_floats, print.verbose, 0, r.initial_count};
   at_place(command.place, [&] {
-    download(print.resource, r.initial_count, [&](std::span<const std::byte> chunk) {
+    // Whole elements in every chunk: the staging buffer is a multiple of every element size.
+    download(print.resource, r.initial_count * element_bytes(r.type), [&](std::span<const std::byte> chunk) {
       out << format_elements(r.type, chunk, format);
       format.first_index += chunk.size() / element_bytes(r.type);
     });
@@ -192,7 +192,7 @@ void Executor::write(const Command& command, const WriteFileCommand& write, std:
   if (write.format == FileFormat::kNpy) file.write(npy_header(r.type, write.shape));
   // The whole buffer, as DxDispatch writes it (print shows only the initial values' count).
   at_place(command.place,
-           [&] { download(write.resource, r.file_count, [&](std::span<const std::byte> c) { file.write(c); }); });
+           [&] { download(write.resource, r.file_bytes, [&](std::span<const std::byte> c) { file.write(c); }); });
   file.close();
   out << "Resource '" << r.name << "' written to '" << target.string() << "'\n";  // as DxDispatch reports it
 }

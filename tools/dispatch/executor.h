@@ -53,8 +53,8 @@ class Executor {
   void write(const Command& command, const WriteFileCommand& write, std::ostream& out);
   // Calls f with each chunk of staging_, which holds `bytes` bytes in all, from offset 0.
   void for_each_chunk(uint64_t bytes, const std::function<void(uint64_t offset, std::span<std::byte>)>& f);
-  // Calls f with the first `count` elements of the resource's buffer, a chunk at a time.
-  void download(size_t resource, uint64_t count, const std::function<void(std::span<const std::byte>)>& f);
+  // Calls f with the first `bytes` bytes of the resource's buffer, a chunk at a time.
+  void download(size_t resource, uint64_t bytes, const std::function<void(std::span<const std::byte>)>& f);
   odml_buffer_binding binding(const Region& region) const;
 
   const Model& model_;

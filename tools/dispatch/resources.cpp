@@ -307,9 +307,11 @@ InitialValues load_initial_values(const Node& values, const std::optional<Node>&
                   "; a constant, a sequence and a file are mutually exclusive (as in DxDispatch)");
     return from_constant(values, require_type(type, values, "a constant"), reader.rounding);
   }
-  if (values.find("valueStart")) return from_sequence(values, require_type(type, values, "a sequence"), reader.rounding);
+  if (values.find("valueStart"))
+    return from_sequence(values, require_type(type, values, "a sequence"), reader.rounding);
   if (values.find("sourcePath")) return from_file(values, type, type_node, reader);
-  if (values.find("valueDelta")) return from_sequence(values, require_type(type, values, "a sequence"), reader.rounding);
+  if (values.find("valueDelta"))
+    return from_sequence(values, require_type(type, values, "a sequence"), reader.rounding);
   return from_constant(values, require_type(type, values, "a constant"), reader.rounding);
 }
 
@@ -348,10 +350,9 @@ Resource load_resource(const std::string& name, const Node& node, const std::fil
                           " bytes) is too small for the initial values (" + std::to_string(values.count * element) +
                           " bytes) at that offset");
     }
-    const uint64_t file_count = dxdispatch_bytes / element;
     size = (size + 3) & ~uint64_t{3};
     context.budget.take(size, true, node.place(), "its device buffer");
-    return {name, values.type, values.count, file_count, size, std::move(values.fill)};
+    return {name, values.type, values.count, dxdispatch_bytes, size, std::move(values.fill)};
   } catch (const std::bad_alloc&) {
     node.fail("out of memory while reading its initial values");
   }

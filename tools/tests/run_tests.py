@@ -162,12 +162,15 @@ def check_write_file(tool, model):
         result = run(tool, ["--adapter", "cpu", model], cwd)
         expect(result.returncode == 0 and result.stderr == "", "the model did not run cleanly", result)
         written = [f"Resource '{r}' written to '{t}'" for r, t in [("values", "values.npy"), ("values", "values.bin"),
-                   ("half", "half.npy"), ("bytes", "bytes.npy"), ("wide", "wide.npy"), ("bytes", "sub/folder/matrix.npy")]]
+                   ("half", "half.npy"), ("bytes", "bytes.npy"), ("wide", "wide.npy"), ("bytes", "sub/folder/matrix.npy"),
+                   ("odd", "odd.bin")]]
         compare(printed_lines(result), written, result)
         for name, want in expected.items():
             expect(read_npy(os.path.join(cwd, name)) == want, f"{name} does not hold {want}")
         with open(os.path.join(cwd, "values.bin"), "rb") as f:
             expect(f.read() == struct.pack("<3f", 1, 2.5, -3), "values.bin does not hold 1, 2.5, -3")
+        with open(os.path.join(cwd, "odd.bin"), "rb") as f:  # sizeInBytes 6: every byte, as DxDispatch writes it
+            expect(f.read() == struct.pack("<f", 1) + bytes(2), "odd.bin does not hold 1 and 2 zero bytes")
         reader = os.path.join(cwd, "read_back.json")
         shutil.copy(os.path.join(HERE, "read_back.json"), reader)
         result = run(tool, ["--adapter", "cpu", reader], cwd)
