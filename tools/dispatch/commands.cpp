@@ -118,7 +118,9 @@ WriteFileCommand load_write_file(const Node& node, const Model& model) {
   const size_t index = find_named(node.at("resource"), model.resources, "resources");
   const Resource& resource = model.resources[index];
   const uint64_t element = element_bytes(resource.type);
-  const std::optional<Node> dimensions = node.find("dimensions");
+  std::optional<Node> dimensions = node.find("dimensions");
+  const std::vector<uint32_t> sizes = dimensions ? dimensions->uint32_array() : std::vector<uint32_t>{};
+  if (sizes.empty()) dimensions.reset();  // as DxDispatch reads an empty list: no shape, a 1-D file
   // A shape counts whole elements. DxDispatch writes a .npy file's last bytes past its shape's end,
   // where no reader looks (and which this tool's reader refuses), so such a buffer has no .npy file.
   if (const uint64_t part = resource.file_bytes % element; part != 0 && (format == FileFormat::kNpy || dimensions))
@@ -132,7 +134,6 @@ WriteFileCommand load_write_file(const Node& node, const Model& model) {
   std::vector<uint64_t> shape{resource.file_bytes / element};
   // A .npy file's shape; its elements must be as many as the file holds.
   if (dimensions) {
-    const std::vector<uint32_t> sizes = dimensions->uint32_array();
     if (sizes.size() > kMaxNpyDims)
       dimensions->fail("has " + std::to_string(sizes.size()) + " sizes; a .npy file's shape has at most " +
                        std::to_string(kMaxNpyDims));

@@ -123,7 +123,10 @@ opendml::TensorDesc read_buffer_desc(const Node& node, bool short_form) {
   std::optional<std::vector<uint32_t>> strides;
   if (const std::optional<Node> strides_node = node.find("Strides")) {
     strides = strides_node->uint32_array();
-    if (strides->size() != sizes.size())
+    // An empty list is no strides (packed), as DxDispatch passes a null Strides for it.
+    if (strides->empty())
+      strides.reset();
+    else if (strides->size() != sizes.size())
       strides_node->fail("has " + std::to_string(strides->size()) + " entries but Sizes has " +
                          std::to_string(sizes.size()) + "; there must be one stride per dimension");
   }

@@ -157,13 +157,15 @@ def check_write_file(tool, model):
         "bytes.npy": ("|u1", 64, bytes([0, 7, 255]) + bytes(61)),  # the whole sizeInBytes, as DxDispatch
         "wide.npy": ("<i8", 1, struct.pack("<q", -(2**40))),
         "sub/folder/matrix.npy": ("|u1", (8, 8), bytes([0, 7, 255]) + bytes(61)),  # "dimensions"; folders made
+        "flat.npy": ("<f4", 3, struct.pack("<3f", 1, 2.5, -3)),  # "dimensions": [] is 1-D, as in DxDispatch
+        "wide_flat.npy": ("<i8", 1, struct.pack("<q", -(2**40))),  # shape (1,), not ()
     }
     with tempfile.TemporaryDirectory() as cwd:
         result = run(tool, ["--adapter", "cpu", model], cwd)
         expect(result.returncode == 0 and result.stderr == "", "the model did not run cleanly", result)
         written = [f"Resource '{r}' written to '{t}'" for r, t in [("values", "values.npy"), ("values", "values.bin"),
                    ("half", "half.npy"), ("bytes", "bytes.npy"), ("wide", "wide.npy"), ("bytes", "sub/folder/matrix.npy"),
-                   ("odd", "odd.bin")]]
+                   ("odd", "odd.bin"), ("values", "flat.npy"), ("wide", "wide_flat.npy")]]
         compare(printed_lines(result), written, result)
         for name, want in expected.items():
             expect(read_npy(os.path.join(cwd, name)) == want, f"{name} does not hold {want}")
