@@ -9,6 +9,7 @@
 #include "errors.h"
 #include "npy.h"
 #include "system.h"
+#include "timing.h"
 
 namespace opendml::tool {
 namespace {
@@ -19,22 +20,6 @@ std::unique_ptr<opendml::Buffer> allocate(const opendml::Device& device, uint64_
 
 odml_buffer_binding whole(const std::unique_ptr<opendml::Buffer>& buffer) {
   return buffer ? buffer->binding() : odml_buffer_binding{};
-}
-
-// DxDispatch's statistics of a run of samples; its median is the upper one of an even count.
-struct Stats {
-  size_t count = 0;
-  double average = 0, min = 0, median = 0, max = 0;
-};
-
-Stats statistics(std::span<const double> samples) {
-  Stats stats;
-  if (samples.empty()) return stats;
-  std::vector<double> sorted(samples.begin(), samples.end());
-  std::sort(sorted.begin(), sorted.end());
-  double sum = 0;
-  for (const double sample : sorted) sum += sample;
-  return {sorted.size(), sum / sorted.size(), sorted.front(), sorted[sorted.size() / 2], sorted.back()};
 }
 
 std::string fixed(double value, int decimals) {
@@ -110,7 +95,7 @@ void Executor::dispatch(const Command& command, const DispatchCommand& dispatch,
 
   const NvtxRange range("Dispatch: " + d.name);
   GpuTimer gpu(device_.name());
-  std::vector<double> samples, gpu_samples;
+  Timings timings(options_.warmup);
   at_place(command.place, [&] {
     if (!op.initialized) {
       op.compiled.initialize({owned.data(), any_owned ? static_cast<uint32_t>(owned.size()) : 0, nullptr, 0,
@@ -132,21 +117,19 @@ void Executor::dispatch(const Command& command, const DispatchCommand& dispatch,
       for (uint32_t r = 0; r < options_.repeat; ++r) op.compiled.execute(bindings);
       gpu.stop();
       device_.synchronize();
-      samples.push_back(since(start) / options_.repeat);
-      if (gpu.active()) gpu_samples.push_back(gpu.elapsed_ms() / options_.repeat);
+      timings.add({since(start) / options_.repeat, gpu.elapsed_ms() / options_.repeat});
       if (options_.milliseconds_to_run && since(loop) > *options_.milliseconds_to_run) break;
     }
   });
 
+  timings.finish();
+
   // DxDispatch's lines: the first samples are warm-up ("cold"), at least one is left "hot"; on CUDA
   // a GPU column (events on the stream) beside the CPU's.
-  const size_t cold = std::min<size_t>(samples.size() - 1, options_.warmup);
-  const auto split = [&](const std::vector<double>& all) {
-    return std::pair{statistics(std::span(all).first(cold)), statistics(std::span(all).subspan(cold))};
-  };
-  const auto [cpu_cold, cpu_hot] = split(samples);
-  const auto [gpu_cold, gpu_hot] = gpu.active() ? split(gpu_samples) : std::pair<Stats, Stats>{};
-  const std::string head = "Dispatch '" + d.name + "': " + std::to_string(samples.size()) + " iterations";
+  const Stats cpu_cold = timings.cold().stats(&Sample::cpu), cpu_hot = timings.hot().stats(&Sample::cpu);
+  const Stats gpu_cold = gpu.active() ? timings.cold().stats(&Sample::gpu) : Stats{};
+  const Stats gpu_hot = gpu.active() ? timings.hot().stats(&Sample::gpu) : Stats{};
+  const std::string head = "Dispatch '" + d.name + "': " + std::to_string(timings.count()) + " iterations";
   if (options_.verbosity == 0) {
     out << head << ", " << fixed(cpu_hot.median, 4) << " ms median (CPU)";
     if (gpu.active()) out << ", " << fixed(gpu_hot.median, 6) << " ms median (GPU)";
@@ -160,10 +143,18 @@ void Executor::dispatch(const Command& command, const DispatchCommand& dispatch,
   }
   if (options_.verbosity >= 2) {
     out << "The timings of each iteration: \n";
-    for (size_t i = 0; i < samples.size(); ++i) {
-      out << "iteration " << i << ": " << fixed(samples[i], 4) << " ms (CPU)";
-      if (gpu.active()) out << ", " << fixed(gpu_samples[i], 4) << " ms (GPU)";
-      out << "\n";
+    uint64_t first = 0;  // the run's first iteration
+    for (const SampleRun* run : {&timings.cold(), &timings.hot()}) {
+      // Past the bound, only the kept samples are there to list; a line says which they are.
+      if (run->stride() > 1)
+        out << "Iterations " << first << " to " << first + run->count() - 1 << ": one in " << run->stride()
+            << " is kept (at most " << SampleRun::kMaxKept << " a run)\n";
+      for (size_t i = 0; i < run->kept().size(); ++i) {
+        out << "iteration " << first + i * run->stride() << ": " << fixed(run->kept()[i].cpu, 4) << " ms (CPU)";
+        if (gpu.active()) out << ", " << fixed(run->kept()[i].gpu, 4) << " ms (GPU)";
+        out << "\n";
+      }
+      first += run->count();
     }
   }
 }

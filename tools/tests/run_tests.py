@@ -189,6 +189,15 @@ def run_ok(tool, args, cwd):
     return result
 
 
+def peak_memory_kib(tool, args, cwd):
+    """The tool's peak resident memory in KiB (ru_maxrss of that one child); it must exit cleanly."""
+    child = subprocess.Popen([tool] + args, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    expect(child.returncode == 0, f"{args}: exit status {child.returncode}")
+    return usage.ru_maxrss
+
+
 def check_cli(tool, model):
     """DxDispatch's options, each with the lines it prints (MODEL: a JOIN model of one dispatch)."""
     with tempfile.TemporaryDirectory() as cwd:
@@ -204,6 +213,11 @@ def check_cli(tool, model):
             expect(len(timings) == 1 and TIMING.match(timings[0]).group(2) == "5", f"{args}: no 5-iteration line", result)
         lines = printed_lines(run_ok(tool, ["-a", "cpu", "-t", "20", model], cwd))
         expect(any(TIMING.match(line) for line in lines), "-t: no timing line")
+        # -t's samples are bounded (SampleRun::kMaxKept, 8 MiB in all): they grew ~90 MB a second on
+        # this model, millions of iterations, so 2 s took ~180 MB more than one iteration does.
+        grown = peak_memory_kib(tool, ["-a", "cpu", "-t", "2000", model], cwd) - \
+            peak_memory_kib(tool, ["-a", "cpu", "-i", "1", model], cwd)
+        expect(grown < 32 * 1024, f"-t 2000 took {grown} KiB more than -i 1")
         stats = r"samples, \d+\.\d{4} ms average, \d+\.\d{4} ms min, \d+\.\d{4} ms median, \d+\.\d{4} ms max$"
         for args, cold, hot in ((["-v", "1", "-i", "3"], 1, 2), (["-v1", "-i", "3", "-w", "2"], 2, 1),
                                 (["-v", "1", "-i", "2", "-w", "0"], 0, 2), (["-v", "1", "-w", "5"], 0, 1)):

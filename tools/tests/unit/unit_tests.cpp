@@ -10,6 +10,7 @@
 #include "elements.h"
 #include "errors.h"
 #include "npy.h"
+#include "timing.h"
 
 namespace {
 
@@ -69,9 +70,46 @@ void half_from_double_rounds_to_nearest_even() {
   CHECK(half_from_double(-0.0) == 0x8000);
 }
 
+// DxDispatch's split and statistics, exactly, below the bound: the first `warmup` samples are cold
+// but never the last, and the median is the upper middle one.
+void timings_split_as_dxdispatch() {
+  Timings timings(1);
+  for (const double ms : {5.0, 1.0, 3.0, 2.0}) timings.add({ms, 0});
+  timings.finish();
+  CHECK(timings.count() == 4);
+  const Stats cold = timings.cold().stats(&Sample::cpu), hot = timings.hot().stats(&Sample::cpu);
+  CHECK(cold.count == 1 && cold.min == 5 && cold.median == 5 && cold.max == 5);
+  CHECK(hot.count == 3 && hot.average == 2 && hot.min == 1 && hot.median == 2 && hot.max == 3);
+  Timings all_warm(10);
+  for (const double ms : {4.0, 6.0, 7.0}) all_warm.add({ms, ms / 2});
+  all_warm.finish();
+  CHECK(all_warm.cold().count() == 2 && all_warm.hot().count() == 1);
+  CHECK(all_warm.hot().stats(&Sample::cpu).median == 7 && all_warm.hot().stats(&Sample::gpu).median == 3.5);
+  CHECK(all_warm.cold().stats(&Sample::gpu).median == 3);  // the upper of 2 and 3
+}
+
+// Issue: -t kept every sample, growing ~95 MB/s on a fast operator. Past the bound a run keeps an
+// evenly spaced subset (every stride-th from the first); count, average, min and max stay exact.
+void timings_stay_bounded() {
+  SampleRun run;
+  const uint64_t n = 3 * SampleRun::kMaxKept + 5;
+  for (uint64_t i = 0; i < n; ++i) run.add({static_cast<double>(i), 0});
+  CHECK(run.count() == n && run.stride() == 4 && run.kept().size() <= SampleRun::kMaxKept);
+  bool spaced = true;
+  for (size_t i = 0; i < run.kept().size(); ++i) spaced = spaced && run.kept()[i].cpu == static_cast<double>(i * 4);
+  CHECK(spaced);
+  CHECK(run.kept().size() == (n + 3) / 4);  // samples 0, 4, ..., n - 1 rounded down to a multiple of 4
+  const Stats stats = run.stats(&Sample::cpu);
+  CHECK(stats.count == n && stats.min == 0 && stats.max == static_cast<double>(n - 1));
+  CHECK(stats.average == static_cast<double>(n - 1) / 2);
+  CHECK(std::abs(stats.median - static_cast<double>(n) / 2) <= 4);
+}
+
 }  // namespace
 
 int main() {
+  timings_split_as_dxdispatch();
+  timings_stay_bounded();
   half_from_double_rounds_to_nearest_even();
   make_npy_of_no_elements();
   make_npy_round_trip();
