@@ -54,11 +54,14 @@ Region load_region(const Node& node, const Model& model) {
     const uint64_t elements = offset_node->uint64();
     const bool overflow = __builtin_mul_overflow(elements, size, &offset);
     if (overflow || offset >= resource.size_in_bytes) {
-      const std::string unit = given_size != 0 ? " elements of " + std::to_string(size) + " bytes"
-                                               : " " + std::string(data_type_name(resource.type)) + " elements";
-      const std::string byte = overflow ? "past byte 2^64" : "byte " + std::to_string(offset);
-      offset_node->fail("is " + std::to_string(elements) + unit + ", " + byte + ", but resource '" + resource.name +
-                        "' is " + std::to_string(resource.size_in_bytes) +
+      // Appended piece by piece: GCC 12's -Wrestrict misfires on "..." + std::string here.
+      std::string why = "is " + std::to_string(elements);
+      if (given_size != 0)
+        why.append(" elements of ").append(std::to_string(size)).append(" bytes, ");
+      else
+        why.append(" ").append(data_type_name(resource.type)).append(" elements, ");
+      why.append(overflow ? "past byte 2^64" : "byte " + std::to_string(offset));
+      offset_node->fail(why + ", but resource '" + resource.name + "' is " + std::to_string(resource.size_in_bytes) +
                         " bytes; a binding starts inside its buffer");
     }
   }
