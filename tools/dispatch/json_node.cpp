@@ -21,6 +21,8 @@ std::string quote(const Json& value) {
 // value nested deeper than kMaxJsonDepth, and to name its place. The depth check runs before the
 // deep value is built: nlohmann copies (recursively) the members of an ordered_json object as it
 // grows, so an unbounded depth would overflow the stack, and so would any later recursive walk.
+constexpr uint64_t kTreeBytesFactor = 4;
+
 class ParseCheck {
  public:
   // `pending`: bytes of parsed values not yet taken from `budget`, which the caller takes at the end
@@ -30,9 +32,13 @@ class ParseCheck {
 
   bool operator()(int, nlohmann::detail::parse_event_t event, Json& parsed) {
     using Event = nlohmann::detail::parse_event_t;
-    // Every value of the tree nlohmann builds, and a string's characters beyond it, from the budget,
-    // 64 KiB at a time.
-    pending_ += sizeof(Json) + (parsed.is_string() ? parsed.get_ref<const std::string&>().size() : 0);
+    // What the tree nlohmann builds can take for each value or key, from the budget 64 KiB at a time:
+    // the value in its array or object (a key: its string in its member) with a string's characters,
+    // as much again of the room a container leaves spare as it grows by doubling, and all of that
+    // twice while an ordered_json object grows, since it copies its members (with everything they
+    // hold) rather than moving them. 10^7 one-byte array values peaked at 63 bytes each.
+    const uint64_t own = event == nlohmann::detail::parse_event_t::key ? sizeof(std::string) : sizeof(Json);
+    pending_ += kTreeBytesFactor * (own + (parsed.is_string() ? parsed.get_ref<const std::string&>().size() : 0));
     if (pending_ >= 65536) {
       budget_.take(pending_, false, place(), "parsing the model file");
       pending_ = 0;
@@ -131,7 +137,7 @@ std::string blank_comments_and_trailing_commas(std::string_view text, const std:
 
 Json parse_json(std::string_view text, const std::string& file, MemoryBudget& budget) {
   try {
-    budget.take(text.size(), false, file, "parsing the model file");
+    budget.take(2 * text.size(), false, file, "parsing the model file");  // the text, and the copy parsed
     uint64_t pending = 0;
     Json json = Json::parse(blank_comments_and_trailing_commas(text, file), ParseCheck(file, budget, pending));
     budget.take(pending, false, file, "parsing the model file");

@@ -189,12 +189,13 @@ def run_ok(tool, args, cwd):
     return result
 
 
-def peak_memory_kib(tool, args, cwd):
-    """The tool's peak resident memory in KiB (ru_maxrss of that one child); it must exit cleanly."""
+def peak_memory_kib(tool, args, cwd, expected_status=0):
+    """The tool's peak resident memory in KiB (ru_maxrss of that one child), which must exit with
+    expected_status."""
     child = subprocess.Popen([tool] + args, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _, status, usage = os.wait4(child.pid, 0)
     child.returncode = os.waitstatus_to_exitcode(status)
-    expect(child.returncode == 0, f"{args}: exit status {child.returncode}")
+    expect(child.returncode == expected_status, f"{args}: exit status {child.returncode}, not {expected_status}")
     return usage.ru_maxrss
 
 
@@ -270,6 +271,16 @@ def check_cli(tool, model):
             done = run(tool, ["-a", "cpu", "--input_path", models, name], cwd)
             expect(done.returncode == 1 and "cannot read" in done.stderr and "internal error" not in done.stderr,
                    f"--input_path with {name[:20]}...: status {done.returncode}", done)
+        # --max-memory bounds what the tool takes beyond its own: 2 * 10^6 array values (about 120 MB
+        # in nlohmann's tree, which was charged 16 bytes a value) are refused under 64 MiB while the
+        # peak stays within it.
+        with open(os.path.join(cwd, "long.json"), "w") as f:
+            f.write('{"resources": {"A": {"initialValuesDataType": "UINT8", "initialValues": [' +
+                    ",".join(["0"] * 2_000_000) + ']}}, "dispatchables": {}, "commands": []}')
+        own = peak_memory_kib(tool, ["-a", "cpu", model], cwd)
+        for budget_mib, status in ((64, 1), (512, 0)):
+            peak = peak_memory_kib(tool, ["-a", "cpu", "--max-memory", f"{budget_mib}M", "long.json"], cwd, status)
+            expect(peak <= budget_mib * 1024 + own, f"--max-memory {budget_mib}M: a peak of {peak} KiB ({own} its own)")
         shutil.copy(os.path.join(HERE, "write_file.json"), os.path.join(cwd, "w.json"))
         result = run_ok(tool, ["-a", "cpu", "--output_path", "out", "w.json"], cwd)
         expect("Resource 'half' written to 'out/half.npy'" in printed_lines(result) and
