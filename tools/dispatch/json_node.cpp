@@ -54,6 +54,9 @@ class ParseCheck {
       case Event::key: {
         Frame& frame = frames_.back();
         frame.key = parsed.get<std::string>();
+        if (frame.keys.size() == kMaxJsonMembers)
+          throw ModelError(place(), "an object has more than " + std::to_string(kMaxJsonMembers) +
+                                        " members here; a model needs far fewer");
         if (!frame.keys.insert(frame.key).second)
           throw ModelError(place(), "the key '" + frame.key + "' appears twice; keys must be unique");
         break;

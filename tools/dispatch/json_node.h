@@ -24,6 +24,11 @@ using Json = nlohmann::ordered_json;
 // tensor desc's Sizes, 7 levels down; nothing in the tool recurses deeper than this.
 inline constexpr size_t kMaxJsonDepth = 64;
 
+// The most members one object may have. nlohmann's ordered_json finds a key by looking at every
+// member before it, so an object of n members takes n^2 / 2 comparisons to read: 160,000 resources
+// (a 10 MB file) took 45 s. A model has a few dozen.
+inline constexpr size_t kMaxJsonMembers = 16384;
+
 // Parses a whole model file as DxDispatch reads it: `//` and `/* */` comments and trailing commas
 // are allowed. Invalid JSON and a key repeated within one object are ModelErrors: nlohmann would
 // silently keep the last of two equal keys. The copy of the text it parses and every value of the

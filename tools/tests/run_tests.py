@@ -93,11 +93,15 @@ def check_model(tool, model, adapter="cpu"):
 
 # Models too large to commit, written by a case's "generate": the reproducers of issue 9's stack
 # overflow, a value nested deep and followed by another key in its object, and a model of 2 MB
-# whose parsed tree (16 bytes a value) passes a budget that the file alone fits.
+# whose parsed tree (64 bytes a value) passes a budget that the file alone fits, and an object of
+# more members than a model may have (reading each key compared it with every one before it).
 GENERATED = {
     "long_array": lambda: '{"resources": {"big": {"initialValuesDataType": "UINT8", "initialValues": [' +
                           ",".join(["0"] * 1000000) + ']}}, "dispatchables": {}, "commands": []}',
     "deep_arrays": lambda: '{"resources": ' + "[" * 150000 + "]" * 150000 + ', "dispatchables": {}, "commands": []}',
+    "many_resources": lambda: '{"resources": {' + ", ".join(
+        f'"R{i}": {{"initialValuesDataType": "UINT8", "initialValues": [1]}}' for i in range(160000)) +
+        '}, "dispatchables": {}, "commands": []}',
     "deep_objects": lambda: '{"resources": ' + '{"a": ' * 100000 + "0" + "}" * 100000 +
                             ', "dispatchables": {}, "commands": []}',
 }
