@@ -61,6 +61,26 @@ Executor::Executor(const Model& model, const opendml::Device& device, const RunO
       });
     });
   }
+  // As DxDispatch does, every dispatchable is initialized before the first command, its OWNED_BY_DML
+  // inputs from its own `bindings`; one that leaves some to its first dispatch waits for it.
+  for (size_t i = 0; i < model.dispatchables.size(); ++i) {
+    const Dispatchable& d = model.dispatchables[i];
+    std::vector<odml_buffer_binding> owned(d.owned_inputs.size());
+    bool all_given = true;
+    for (size_t k = 0; k < owned.size(); ++k) {
+      const bool given = k < d.initialize_inputs.size() && d.initialize_inputs[k];
+      if (d.owned_inputs[k]) all_given = all_given && given;
+      if (d.owned_inputs[k] && given) owned[k] = binding(*d.initialize_inputs[k]);
+    }
+    if (all_given) at_place(d.place, [&] { initialize(operators_[i], d, owned); });
+  }
+}
+
+void Executor::initialize(Operator& op, const Dispatchable& d, std::span<const odml_buffer_binding> owned) {
+  const bool any_owned = std::find(d.owned_inputs.begin(), d.owned_inputs.end(), true) != d.owned_inputs.end();
+  op.compiled.initialize({owned.data(), any_owned ? static_cast<uint32_t>(owned.size()) : 0, nullptr, 0,
+                          whole(op.temporary), whole(op.persistent)});
+  op.initialized = true;
 }
 
 void Executor::for_each_chunk(uint64_t bytes, const std::function<void(uint64_t, std::span<std::byte>)>& f) {
@@ -83,25 +103,20 @@ odml_buffer_binding Executor::binding(const Region& region) const {
 void Executor::dispatch(const Command& command, const DispatchCommand& dispatch, std::ostream& out) {
   const Dispatchable& d = model_.dispatchables[dispatch.dispatchable];
   Operator& op = operators_[dispatch.dispatchable];
-  // Inputs flagged OWNED_BY_DML are bound at initialize only: from the dispatchable's "bindings",
-  // or else from the first dispatch's.
+  // Inputs flagged OWNED_BY_DML are bound at initialize only: from the dispatchable's "bindings"
+  // (initialized before the first command), or else from the first dispatch's.
   std::vector<odml_buffer_binding> owned(dispatch.inputs.size()), inputs(dispatch.inputs.size()), outputs;
   for (size_t i = 0; i < dispatch.inputs.size(); ++i) {
     const bool given = i < d.initialize_inputs.size() && d.initialize_inputs[i];
     (d.owned_inputs[i] ? owned[i] : inputs[i]) = binding(given ? *d.initialize_inputs[i] : dispatch.inputs[i]);
   }
   for (const Region& region : dispatch.outputs) outputs.push_back(binding(region));
-  const bool any_owned = std::find(d.owned_inputs.begin(), d.owned_inputs.end(), true) != d.owned_inputs.end();
 
   const NvtxRange range("Dispatch: " + d.name);
   GpuTimer gpu(device_.name());
   Timings timings(options_.warmup);
   at_place(command.place, [&] {
-    if (!op.initialized) {
-      op.compiled.initialize({owned.data(), any_owned ? static_cast<uint32_t>(owned.size()) : 0, nullptr, 0,
-                              whole(op.temporary), whole(op.persistent)});
-      op.initialized = true;
-    }
+    if (!op.initialized) initialize(op, d, owned);
     const odml_bindings bindings{inputs.data(),       static_cast<uint32_t>(inputs.size()),
                                  outputs.data(),      static_cast<uint32_t>(outputs.size()),
                                  whole(op.temporary), whole(op.persistent)};

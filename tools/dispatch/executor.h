@@ -48,6 +48,8 @@ class Executor {
     bool initialized = false;
   };
 
+  // Binds the OWNED_BY_DML inputs (`owned`, in binding order; the others unbound) and initializes.
+  void initialize(Operator& op, const Dispatchable& d, std::span<const odml_buffer_binding> owned);
   void dispatch(const Command& command, const DispatchCommand& dispatch, std::ostream& out);
   void print(const Command& command, const PrintCommand& print, std::ostream& out);
   void write(const Command& command, const WriteFileCommand& write, std::ostream& out);
