@@ -487,6 +487,30 @@ def raises(cls, match, fn, *args, **kwargs):
     return e.value
 
 
+def test_one_failing_export_leaves_its_type_on_dlpack_1():
+    # A TypeError from __dlpack__(max_version=...) is how a producer from before DLPack 1.0 says it
+    # takes no max_version; one array's TypeError (a type it cannot export) marked its whole type so,
+    # and its read-only arrays, which need DLPack 1.0's flag, were refused from then on.
+    class Forwards:
+        def __init__(self, array, fails=False):
+            self.array, self.fails = array, fails
+
+        def __dlpack_device__(self):
+            return self.array.__dlpack_device__()
+
+        def __dlpack__(self, **kwargs):
+            if self.fails:
+                raise TypeError("complex128 is not supported")
+            return self.array.__dlpack__(**kwargs)
+
+    frozen = np.ones(2, np.float32)
+    frozen.flags.writeable = False
+    assert opendml.concat([Forwards(frozen)] * 2).tolist() == [1, 1, 1, 1]
+    raises(opendml.Error, "Forwards.__dlpack__ failed: TypeError: complex128 is not supported$", opendml.concat,
+           [Forwards(frozen, fails=True)])
+    assert opendml.concat([Forwards(frozen)] * 2).tolist() == [1, 1, 1, 1]
+
+
 def test_foreign_protocols_half_spoken_are_errors():
     # A device but no memory, or a CUDA array interface missing what every version has, raised
     # AttributeError and KeyError; a failing __dlpack__ put its traceback in the message.
