@@ -136,7 +136,16 @@ class _Other:
                 f"opendml cannot allocate results like a {self._name} array on the GPU; pass out= "
                 "(arrays of NumPy, PyTorch, CuPy or JAX are allocated for you)"
             )
-        return numpy.empty(shape, numpy.from_dlpack(like).dtype if dtype is None else dtype)
+        if dtype is None:
+            try:  # the producer's element type, as NumPy reads it
+                dtype = numpy.from_dlpack(like).dtype
+            except (BufferError, RuntimeError, TypeError, ValueError) as e:  # bfloat16, say
+                from ._opendml import UnsupportedError
+
+                raise UnsupportedError(
+                    f"opendml cannot allocate results like this {self._name} array as NumPy arrays ({e}); pass out="
+                ) from None
+        return numpy.empty(shape, dtype)
 
     def current_stream(self, like, device):
         return 0

@@ -511,6 +511,27 @@ def test_one_failing_export_leaves_its_type_on_dlpack_1():
     assert opendml.concat([Forwards(frozen)] * 2).tolist() == [1, 1, 1, 1]
 
 
+def test_results_like_a_foreign_array_numpy_cannot_hold():
+    # Results like another library's array are NumPy arrays of its type, which NumPy may not have
+    # (bfloat16): its RuntimeError escaped.
+    class Foreign:
+        def __init__(self, tensor):
+            self.tensor = tensor
+
+        def __dlpack_device__(self):
+            return self.tensor.__dlpack_device__()
+
+        def __dlpack__(self, **kwargs):
+            return self.tensor.__dlpack__(**kwargs)
+
+    brain = Foreign(torch.arange(4, dtype=torch.bfloat16))
+    raises(opendml.UnsupportedError, "cannot allocate results like this .* array as NumPy arrays .*; pass out=",
+           opendml.concat, [brain])
+    out = torch.zeros(4, dtype=torch.bfloat16)
+    assert opendml.concat([brain], out=Foreign(out)) is not None and out.tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert opendml.concat([Foreign(torch.arange(4.0))]).tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
 def test_foreign_protocols_half_spoken_are_errors():
     # A device but no memory, or a CUDA array interface missing what every version has, raised
     # AttributeError and KeyError; a failing __dlpack__ put its traceback in the message.
