@@ -685,10 +685,10 @@ TEST_F(DeviceCuda, JoinAndSplitOfMoreTensorsThanOneLaunchHolds) {
   SplitTester().type(DML_TENSOR_DATA_TYPE_UINT16).axis(0).outputs(std::vector<Shape>(4100, {1, 3})).run();
 }
 
-// NONZERO of 2^46 one-byte elements broadcast from one row of 2^30 (stride 0), which a GiB holds: the
-// kernel's 2^32 tiles wrapped to 0 and compiling divided by zero (SIGFPE). Declined instead; one
-// tile fewer compiles.
-TEST_F(DeviceCuda, NonzeroOfTwoToThe32TilesIsUnsupported) {
+// NONZERO of one-byte elements broadcast from one row of 2^30 (stride 0), which a GiB holds: at 2^46
+// elements the kernel's 2^32 tiles of 16 KiB wrapped to 0 and compiling divided by zero (SIGFPE), and
+// from 2^31 tiles (2^45 elements) a block's end wrapped. Declined from 2^31 tiles; a row fewer compiles.
+TEST_F(DeviceCuda, NonzeroOfTwoToThe31TilesIsUnsupported) {
   const uint32_t columns = 1u << 30;
   const auto nonzero = [&](uint32_t rows) {
     const auto u64 = DML_TENSOR_DATA_TYPE_UINT64;
@@ -698,13 +698,13 @@ TEST_F(DeviceCuda, NonzeroOfTwoToThe32TilesIsUnsupported) {
                                         opendml::TensorDesc(u64, {1}), opendml::TensorDesc(u64, {rows, columns, 2})),
         DML_FEATURE_LEVEL(0), ODML_EXTENSION_64BIT_INDICES);
   };
-  EXPECT_NO_THROW(nonzero(65535).compile());
+  EXPECT_NO_THROW(nonzero(32767).compile());
   try {
-    nonzero(65536).compile();
-    FAIL() << "2^46 elements compiled";
+    nonzero(32768).compile();
+    FAIL() << "2^45 elements compiled";
   } catch (const opendml::Error& e) {
     EXPECT_EQ(e.status(), ODML_STATUS_UNSUPPORTED);
-    EXPECT_NE(std::string(e.what()).find("more than 2^32 - 1 tiles"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("more than 2^31 - 1 tiles"), std::string::npos) << e.what();
   }
 }
 

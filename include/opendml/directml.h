@@ -157,9 +157,9 @@ constexpr DML_TENSOR_FLAGS operator^(DML_TENSOR_FLAGS a, DML_TENSOR_FLAGS b) {
   return static_cast<DML_TENSOR_FLAGS>(static_cast<int>(a) ^ static_cast<int>(b));
 }
 constexpr DML_TENSOR_FLAGS operator~(DML_TENSOR_FLAGS a) { return static_cast<DML_TENSOR_FLAGS>(~static_cast<int>(a)); }
-constexpr DML_TENSOR_FLAGS& operator|=(DML_TENSOR_FLAGS& a, DML_TENSOR_FLAGS b) { return a = a | b; }
-constexpr DML_TENSOR_FLAGS& operator&=(DML_TENSOR_FLAGS& a, DML_TENSOR_FLAGS b) { return a = a & b; }
-constexpr DML_TENSOR_FLAGS& operator^=(DML_TENSOR_FLAGS& a, DML_TENSOR_FLAGS b) { return a = a ^ b; }
+inline DML_TENSOR_FLAGS& operator|=(DML_TENSOR_FLAGS& a, DML_TENSOR_FLAGS b) { return a = a | b; }
+inline DML_TENSOR_FLAGS& operator&=(DML_TENSOR_FLAGS& a, DML_TENSOR_FLAGS b) { return a = a & b; }
+inline DML_TENSOR_FLAGS& operator^=(DML_TENSOR_FLAGS& a, DML_TENSOR_FLAGS b) { return a = a ^ b; }
 #endif
 
 #endif /* OPENDML_DIRECTML_H */

@@ -278,9 +278,9 @@ void execute(const Entry& e, Call& call, std::span<const Spec* const> inputs, st
   void* stream = reinterpret_cast<void*>(call.stream);
   if (call.place.cuda) {
     e.op.execute(b, stream);
-    call.target.written();
     if (call.framework->synchronize) device_for(call.place).synchronize(stream);
     call.finish();
+    call.target.written();  // last: what raises here leaves the streams ordered
   } else if (e.bytes < (1u << 20)) {
     e.op.execute(b, stream);  // small: releasing the GIL would cost more than the copy
     call.target.written();
@@ -305,8 +305,8 @@ void zero(Call& call, std::byte* data, uint64_t bytes) {
   const cudaError_t error = cudaMemsetAsync(data, 0, bytes, reinterpret_cast<cudaStream_t>(call.stream));
   if (error != cudaSuccess)
     throw Error(ODML_STATUS_DEVICE_FAILURE, std::string(call.prefix) + cudaGetErrorString(error));
-  call.target.written();
   call.finish();
+  call.target.written();
 #else
   unsupported(std::string(call.prefix) + "this build of opendml has no CUDA backend");
 #endif
@@ -435,8 +435,23 @@ nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed,
             " elements, past 2^32 - 1, so its count needs 64 bits: pass "
             "index_dtype='int64' or 'uint64'");
 
+  // Fill rows (opendml's extension): each column's value in the rows past the count, as the
+  // coordinates' type holds it: index_dtype's, read before the coordinates are allocated, or out='s.
+  // Of a type the library refuses for coordinates any 64-bit value is taken, and the library says why.
+  const auto read_fill = [&](const std::string& type) {
+    const bool u32 = type == "uint32", u64 = type == "uint64", i64 = type == "int64", known = u32 || u64 || i64;
+    column_values(call, fill_arg, n, "fill", true, fill, [&](nb::handle v, int64_t s, bool is_signed) -> uint64_t {
+      if (is_signed && (i64 || !known || (s >= 0 && (u64 || s <= int64_t{UINT32_MAX}))))
+        return static_cast<uint64_t>(s);
+      uint64_t u = 0;
+      if (!is_signed && (u64 || !known) && nb::try_cast<uint64_t>(v, u, false)) return u;
+      invalid("nonzero: fill holds " + repr_of(v) + ", which " + (type == "int64" ? "an " : "a ") + type +
+              " coordinate cannot hold");
+    });
+  };
   nb::object coords, count;
   if (out.is_none()) {
+    read_fill(index_dtype);
     const char* dtype = index_dtype.c_str();
     count = call.empty({1}, dtype);
     coords = transposed ? call.empty({n, m}, dtype) : call.empty({m, n}, dtype);
@@ -452,16 +467,7 @@ nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed,
   // out= of 64-bit indices, or uint32 coordinates past 2^32 - 1 elements (2^31 rows of 2 columns)
   for (const Borrowed* b : {&c, &k})
     if (b->element_bytes == 8 || beyond_32_bits(*b)) extensions = ODML_EXTENSION_64BIT_INDICES;
-  // Fill rows (opendml's extension): each column's value in the rows past the count, as the
-  // coordinates' type holds it (out='s where given, else index_dtype).
-  const bool index_u64 = c.type == DML_TENSOR_DATA_TYPE_UINT64, index_i64 = c.type == DML_TENSOR_DATA_TYPE_INT64;
-  column_values(call, fill_arg, n, "fill", true, fill, [&](nb::handle v, int64_t s, bool is_signed) -> uint64_t {
-    if (is_signed && (index_i64 || (s >= 0 && (index_u64 || s <= int64_t{UINT32_MAX}))))
-      return static_cast<uint64_t>(s);
-    uint64_t u = 0;
-    if (!is_signed && index_u64 && nb::try_cast<uint64_t>(v, u, false)) return u;
-    invalid("nonzero: fill holds " + repr_of(v) + ", which a " + c.type_name() + " coordinate cannot hold");
-  });
+  if (!fresh) read_fill(c.type_name());
   if (c.ndim != 2)
     invalid("nonzero: coords has " + std::to_string(c.ndim) + " dimensions; it must be 2-D, (x.size, columns)" +
             (transposed ? " transposed" : ""));

@@ -241,16 +241,17 @@ nb::object call_dlpack(nb::handle array, Place place, intptr_t stream) {
   const size_t nargs = 1 | PY_VECTORCALL_ARGUMENTS_OFFSET;
   PyObject* result = PyObject_VectorcallMethod(name, args, nargs, kwnames);
   if (result == nullptr && !legacy && PyErr_ExceptionMatches(PyExc_TypeError)) {
-    // A producer from before DLPack 1.0 takes no max_version: asked again without it, and its type
-    // remembered as one only where that works, so that a TypeError of one array (a type it cannot
-    // export) does not take DLPack 1.0 (its read-only flag) from every later array of its type.
-    const nb::python_error versioned;  // fetched and cleared
+    // A producer from before DLPack 1.0 takes no max_version: asked again without it. Its type is
+    // remembered as such unless the retry fails with a TypeError too (a type it cannot export, say),
+    // which leaves nothing known: one array's TypeError must not take DLPack 1.0 (its read-only flag)
+    // from every later array of its type. The retry's error is the producer's own.
+    PyErr_Clear();
     legacy = true;
     try {
       return call_dlpack(array, place, stream);
-    } catch (const nb::python_error&) {
-      legacy = false;
-      throw versioned;
+    } catch (const nb::python_error& e) {
+      if (e.matches(PyExc_TypeError)) legacy = false;
+      throw;
     }
   }
   if (result == nullptr) throw nb::python_error();

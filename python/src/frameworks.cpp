@@ -141,23 +141,15 @@ bool requires_grad(nb::handle tensor) {
   return PyObject_IsTrue(checked(PyObject_GetAttr(tensor.ptr(), name)).ptr()) == 1;
 }
 
-// What a PyTorch tensor must be for the array layer, whichever way it was borrowed (DLPack carries
-// none of it). A lazily negated view (Tensor.is_neg(): the imaginary part of a conjugated tensor,
-// say) hands over the bits of the values it negates; conjugated views are complex, a type the array
-// layer does not take. PyTorch's integer types of 1 to 7 bits (torch.uint4, ...) travel as bytes, as
-// uint8 or int8 would. A tensor written (out=) must not require grad, nor be an inference tensor
-// outside inference mode, which PyTorch's own in-place operations refuse.
-void check_torch(const Framework& f, nb::handle array, const Borrowed& b, const Name& what, bool writable, bool fresh) {
+// What a PyTorch tensor must be for the array layer, whichever way it is borrowed (DLPack carries
+// none of it), checked before it is: a lazily negated view (Tensor.is_neg(): the imaginary part of a
+// conjugated tensor, say) hands over the bits of the values it negates; conjugated views are complex,
+// a type the array layer does not take. A tensor written (out=) must not require grad, nor be an
+// inference tensor outside inference mode, which PyTorch's own in-place operations refuse.
+void check_torch(const Framework& f, nb::handle array, const Name& what, bool writable, bool fresh) {
   static PyObject* const is_neg = PyUnicode_InternFromString("is_neg");
   if (PyObject_IsTrue(checked(PyObject_CallMethodNoArgs(array.ptr(), is_neg)).ptr()) == 1)
     invalid(what + " is a lazily negated view (Tensor.is_neg()); pass tensor.resolve_neg()");
-  if (b.element_bytes == 1 && b.code != kDLBool) {
-    static PyObject* const dtype_name = PyUnicode_InternFromString("dtype");
-    const nb::object dtype = checked(PyObject_GetAttr(array.ptr(), dtype_name));
-    if (!dtype.is(f.torch_dtypes.at("uint8")) && !dtype.is(f.torch_dtypes.at("int8")))
-      unsupported(what + " is " + nb::cast<std::string>(nb::str(dtype)) +
-                  ", whose values PyTorch hands over as whole bytes; no DirectML type has fewer than 8 bits");
-  }
   if (!writable || fresh) return;
   if (requires_grad(array))
     invalid(what + " requires grad; opendml cannot write into it (pass a tensor that does not, or detach it)");
@@ -167,6 +159,17 @@ void check_torch(const Framework& f, nb::handle array, const Borrowed& b, const 
     invalid(what +
             " is an inference tensor, which PyTorch updates in place only inside torch.inference_mode(); "
             "write into a tensor made outside it, or call under inference mode");
+}
+
+// After borrowing: PyTorch's integer types of 1 to 7 bits (torch.uint4, ...) travel as bytes, as
+// uint8 or int8 would.
+void check_torch_type(const Framework& f, nb::handle array, const Borrowed& b, const Name& what) {
+  if (b.element_bytes != 1 || b.code == kDLBool) return;
+  static PyObject* const dtype_name = PyUnicode_InternFromString("dtype");
+  const nb::object dtype = checked(PyObject_GetAttr(array.ptr(), dtype_name));
+  if (!dtype.is(f.torch_dtypes.at("uint8")) && !dtype.is(f.torch_dtypes.at("int8")))
+    unsupported(what + " is " + nb::cast<std::string>(nb::str(dtype)) +
+                ", whose values PyTorch hands over as whole bytes; no DirectML type has fewer than 8 bits");
 }
 
 }  // namespace
@@ -198,7 +201,8 @@ Borrowed take_torch(const Framework& f, nb::handle array, const Name& what, std:
   }
   if (place && !(b.place == *place))
     invalid(what + " is on " + b.place.name() + " but the work runs on " + place->name());
-  check_torch(f, array, b, what, writable, fresh);
+  check_torch(f, array, what, writable, fresh);
+  check_torch_type(f, array, b, what);
   return b;
 }
 
@@ -227,8 +231,9 @@ Borrowed take(nb::handle array, const Name& what, const Target& target, bool wri
   } else {
     const Place p = place_of_array(array, what);
     if (!(p == target.place)) invalid(what + " is on " + p.name() + " but the work runs on " + target.place.name());
+    if (f.is_torch()) check_torch(f, array, what, writable, fresh);  // borrowed with the stream handshake
     b = borrow(array, what, target.place, target.stream, writable);
-    if (f.is_torch()) check_torch(f, array, b, what, writable, fresh);  // borrowed with the stream handshake
+    if (f.is_torch()) check_torch_type(f, array, b, what);
   }
   if (writable && !fresh && f.torch_increment_version.is_valid()) {
     target.versioned.push_back(array);

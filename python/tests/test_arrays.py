@@ -194,6 +194,14 @@ def test_nonzero_fill_is_judged_by_the_coordinates_written():
         assert coords.tolist() == [[0, 1], [1, 0], [fill, fill], [fill, fill]]
     with pytest.raises(opendml.Error, match="fill holds -1, which a uint64 coordinate cannot hold"):
         opendml.nonzero(x, fill=-1, out=(np.zeros((4, 2), np.uint64), np.zeros(1, np.uint64)))
+    # int32 coordinates are the library's to refuse; the fill was said to be what int32 cannot hold.
+    with pytest.raises(opendml.UnsupportedError, match="INT32"):
+        opendml.nonzero(x, fill=-1, out=(np.zeros((4, 2), np.int32), np.zeros(1, np.uint32)))
+    # Without out=, fill is read before the coordinates are allocated (here 8 TiB of them).
+    huge = np.broadcast_to(np.ones(1, np.uint8), (2**40,))
+    for fill in (2**70, "a", [1, 2]):
+        with pytest.raises(opendml.Error, match="fill"):
+            opendml.nonzero(huge, index_dtype="int64", fill=fill)
 
 
 def test_nonzero_out_and_empty_input():
@@ -505,6 +513,17 @@ def test_one_failing_export_leaves_its_type_on_dlpack_1():
 
     frozen = np.ones(2, np.float32)
     frozen.flags.writeable = False
+    # A producer from before DLPack 1.0 reports its own error, not the TypeError of max_version.
+    class Old:
+        def __dlpack_device__(self):
+            return (1, 0)
+
+        def __dlpack__(self, stream=None):
+            raise BufferError("cannot export a read-only array")
+
+    for _ in range(2):
+        raises(opendml.Error, "Old.__dlpack__ failed: BufferError: cannot export a read-only array$", opendml.concat,
+               [Old()])
     assert opendml.concat([Forwards(frozen)] * 2).tolist() == [1, 1, 1, 1]
     raises(opendml.Error, "Forwards.__dlpack__ failed: TypeError: complex128 is not supported$", opendml.concat,
            [Forwards(frozen, fails=True)])

@@ -1081,11 +1081,12 @@ class CudaNonzeroKernel final : public Kernel {
 
 std::string cuda_nonzero_declines(const NonzeroPlan& plan, const CudaDevice& device) {
   if (plan.element_bytes > 4) return cat(plan.element_bytes, "-byte elements");
-  // Tiles are numbered in 32 bits: 2^44 one-byte elements and up (broadcast, by zero strides) would
-  // wrap their count to nothing.
+  // Tiles are numbered in 32 bits, with room for a block's end past the last tile: from 2^31 tiles
+  // (2^45 one-byte elements, 2^43 four-byte ones, which only zero strides make fit a buffer) the
+  // count wrapped to nothing at 2^32 and a block's end wrapped before it.
   const uint64_t tile_items = kTileBytes / plan.element_bytes;
-  if (ceil_div(plan.element_count, tile_items) > UINT32_MAX)
-    return cat(plan.element_count, " elements, more than 2^32 - 1 tiles of ", tile_items, " hold");
+  if (ceil_div(plan.element_count, tile_items) > INT32_MAX)
+    return cat(plan.element_count, " elements, more than 2^31 - 1 tiles of ", tile_items, " hold");
   // The grid barrier needs every block resident: a cooperative launch (or one cluster, on the same
   // GPUs).
   int cooperative = 0;
