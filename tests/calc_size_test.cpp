@@ -30,6 +30,7 @@ TEST(CalcBufferTensorSize, NoDimensionsIsOneElement) {
   EXPECT_EQ(DMLCalcBufferTensorSize(DML_TENSOR_DATA_TYPE_FLOAT64, 0, &unused, nullptr), 8u);
   EXPECT_EQ(DMLCalcBufferTensorSize(DML_TENSOR_DATA_TYPE_FLOAT32, 0, &unused, &unused), 4u);
   EXPECT_EQ(DMLCalcBufferTensorSize(DML_TENSOR_DATA_TYPE_UINT8, 0, &unused, nullptr), 4u);
+  EXPECT_EQ(DMLCalcBufferTensorSize(DML_TENSOR_DATA_TYPE_FLOAT32, 0, nullptr, nullptr), 0u);  // null sizes: 0
 }
 
 // Element sizes: 8 for FLOAT64/UINT64/INT64, 4 for the 32-bit, 2 for the 16-bit, 1 for the 8-bit.

@@ -137,8 +137,9 @@ typedef struct DML_NONZERO_COORDINATES_OPERATOR_DESC {
 /* The bytes a buffer tensor spans (docs/contract.md section 2): with null strides the packed size,
  * else (sum((size_i - 1) * stride_i) + 1) elements; then rounded up to a multiple of 4. Unlike
  * DirectML's published helper, the arithmetic is 64-bit and never wraps. An unknown type, null
- * sizes, more than 8 dimensions or a size of 0 give 0; no dimensions at all give one element's
- * size, rounded up (the empty product; DirectML's helper reads sizes[0] there). */
+ * sizes (with or without dimensions), more than 8 dimensions or a size of 0 give 0; no dimensions
+ * with non-null sizes give one element's size, rounded up (the empty product; DirectML's helper
+ * reads sizes[0] there). */
 OPENDML_API UINT64 DMLCalcBufferTensorSize(DML_TENSOR_DATA_TYPE dataType, UINT dimensionCount, const UINT* sizes,
                                            const UINT* strides);
 
