@@ -299,3 +299,56 @@ def test_what_onnx_runtime_refuses_or_takes_at_the_edges():
     assert np.array_equal(where, np.argwhere(mask).T)
     with pytest.raises(opendml.Error, match="inputs are missing values"):
         backend.run_node(node("NonZero", ["x"], ["y"]), [None])
+
+
+def _untouched(shape, dtype=np.uint8):
+    """A C-contiguous array of this shape over one element's memory: what Concat and Split fold and
+    check before reading, never read here."""
+    strides = np.cumprod((1,) + tuple(shape[:0:-1]))[::-1] * np.dtype(dtype).itemsize
+    return np.lib.stride_tricks.as_strided(np.zeros(1, dtype), shape=shape, strides=tuple(int(s) for s in strides))
+
+
+def test_concat_and_split_fold_within_32_bit_sizes(monkeypatch):
+    """The dimensions on either side of the axis fold into as few as DirectML's 32-bit sizes allow:
+    65536 x 65537 elements on one side were one size past 2^32 - 1, which the array layer refused
+    (opendml.Error) for a model ONNX Runtime runs. The arrays are never read: the array layer is
+    stood in for."""
+    calls = []
+    monkeypatch.setattr(opendml, "concat", lambda arrays, axis, out: calls.append(([a.shape for a in arrays], axis, out.shape)))
+    monkeypatch.setattr(opendml, "split", lambda x, sizes, axis, out: calls.append((x.shape, sizes, axis, [o.shape for o in out])))
+    try:  # 2^32 + 65536 elements before the axis, then after it; one input or part empty (left out)
+        backend.run_node(node("Concat", ["a", "b"], ["y"], axis=2), [_untouched((65536, 65537, 1)), np.zeros((65536, 65537, 0), np.uint8)])
+        backend.run_node(node("Split", ["x", "s"], ["p", "q"], axis=0), [_untouched((1, 65536, 65537)), np.array([1, 0])])
+    except MemoryError:  # the results, allocated and never written
+        pytest.skip("no room for 4 GiB of untouched results")
+    assert calls == [([(65536, 65537, 1, 1)], 2, (65536, 65537, 1, 1)),
+                     ((1, 65536, 65537), [1], 0, [(1, 65536, 65537)])]
+    # Below 2^32 elements each side is one size, as before.
+    y = np.arange(2 * 3 * 4 * 5, dtype=np.complex128).reshape(2, 3, 4, 5)
+    backend.run_node(node("Concat", ["a", "b"], ["y"], axis=1), [y, y])
+    assert calls[-1] == ([(2, 3, 40)] * 2, 1, (2, 6, 40))
+    # A dimension past 2^32 - 1 is refused before anything is allocated.
+    with pytest.raises(NotImplementedError, match="dimension of 4294967297 elements: DirectML's sizes are 32-bit"):
+        backend.run_node(node("Concat", ["a", "b"], ["y"], axis=1), [_untouched((2**32 + 1, 1))] * 2)
+
+
+def test_nonzero_copies_views_whose_strides_pass_32_bits(tmp_path):
+    """A view whose step is past 2^32 - 1 elements is copied, as reversed and unaligned ones are (the
+    array layer refused it: opendml.Error). A sparse file holds the 4 GiB it spans."""
+    path = tmp_path / "sparse"
+    with open(path, "wb") as f:
+        f.truncate(2**32 + 2)
+    whole = np.memmap(path, np.uint8, "r+", shape=(2**32 + 2,))
+    whole[2**32 + 1] = 7
+    view = whole[:: 2**32 + 1]
+    assert view.shape == (2,) and view.strides == (2**32 + 1,)
+    (y,) = backend.run_node(node("NonZero", ["x"], ["y"]), [view])
+    assert y.tolist() == [[1]]
+    del view, whole
+
+
+def test_nonzero_of_a_dimension_past_32_bits_is_refused_before_allocating():
+    # Its coordinates would be 32 GiB; the size is one DirectML cannot take (it raised MemoryError).
+    x = np.lib.stride_tricks.as_strided(np.zeros(1, np.uint8), shape=(2**32 + 1,), strides=(0,))
+    with pytest.raises(NotImplementedError, match=r"NonZero of shape \[4294967297\]: DirectML's sizes are 32-bit"):
+        backend.run_node(node("NonZero", ["x"], ["y"]), [x])

@@ -49,8 +49,11 @@ ZERO_TEST_AS = {
     "uint2": np.uint8,
 }
 
-# DirectML's operators take at most 8 dimensions. Concat and Split fold any rank into three.
+# DirectML's operators take at most 8 dimensions. Concat and Split fold the dimensions on either side
+# of the axis, each side into as few as 32-bit sizes allow (one, below 2^32 elements; at most three
+# for any array that fits in memory).
 _MAX_RANK = 8
+_MAX_SIZE = 2**32 - 1
 
 
 def type_name(x: np.ndarray) -> str:
@@ -72,14 +75,36 @@ def _check_type(op: str, x: np.ndarray, unsupported: dict) -> None:
         raise opendml.UnsupportedError(f"opendml.onnx: {op} of {name}: {unsupported[name]}")
 
 
-def _words(x: np.ndarray, axis: int) -> np.ndarray:
-    """A C-contiguous array as [outer, x.shape[axis], inner] unsigned words: JOIN and SPLIT move
-    bits, so one path serves every type and rank (complex128 moves as pairs of 64-bit words)."""
+def _fold(op: str, dims) -> list:
+    """Adjacent dimensions merged while their product fits one of DirectML's 32-bit sizes: all of them
+    into one below 2^32 elements, at most three for any array that fits in memory."""
+    folded = []
+    for d in dims:
+        if folded and folded[-1] * d <= _MAX_SIZE:
+            folded[-1] *= d
+        else:
+            folded.append(d)
+    if any(d > _MAX_SIZE for d in folded):
+        raise opendml.UnsupportedError(f"opendml.onnx: {op} of a dimension of {max(folded)} elements: DirectML's "
+                                       "sizes are 32-bit (at most 2^32 - 1)")
+    return folded
+
+
+def _layout(op: str, shape, axis: int, dtype: np.dtype) -> tuple:
+    """The unsigned word type that moves dtype's elements, and the folded dimensions before and after
+    axis of a non-empty array of this shape. JOIN and SPLIT move bits, so one path serves every type
+    and rank (complex128 moves as pairs of 64-bit words, the last dimension after axis). The arrays of
+    one call fold alike, as they differ only along axis."""
+    width = math.gcd(dtype.itemsize, 8)
+    _fold(op, [shape[axis]])
+    return np.dtype(f"u{width}"), _fold(op, shape[:axis]), _fold(op, list(shape[axis + 1 :]) + [dtype.itemsize // width])
+
+
+def _words(x: np.ndarray, axis: int, layout: tuple) -> np.ndarray:
+    """x as _layout's words, [before..., x.shape[axis], after...]."""
+    word, before, after = layout
     x = np.require(x, requirements=["C", "A"])  # an unaligned array too is copied (the array layer wants aligned ones)
-    width = math.gcd(x.dtype.itemsize, 8)
-    outer = math.prod(x.shape[:axis])
-    inner = math.prod(x.shape[axis + 1 :])
-    return x.reshape(outer, x.shape[axis], inner).view(np.dtype(f"u{width}"))
+    return x.reshape(x.shape + (1,)).view(word).reshape(before + [x.shape[axis]] + after)
 
 
 def nonzero(x: np.ndarray) -> np.ndarray:
@@ -88,7 +113,12 @@ def nonzero(x: np.ndarray) -> np.ndarray:
     _check_type("NonZero", x, NONZERO_UNSUPPORTED)
     if x.ndim > _MAX_RANK:
         raise opendml.UnsupportedError(f"opendml.onnx: NonZero of rank {x.ndim}: NONZERO_COORDINATES takes at most 8 dimensions")
-    if any(stride < 0 for stride in x.strides) or not x.flags.aligned:  # DirectML's strides are unsigned
+    # DirectML's strides are unsigned and 32-bit (in elements): a reversed view, or one whose steps
+    # reach past 2^32 - 1 elements, is copied, as an unaligned one is.
+    if x.size and any(n > _MAX_SIZE for n in x.shape):  # before allocating coordinates for them all
+        raise opendml.UnsupportedError(f"opendml.onnx: NonZero of shape {list(x.shape)}: DirectML's sizes are 32-bit "
+                                       "(at most 2^32 - 1)")
+    if not x.flags.aligned or any(n > 1 and (s < 0 or s // x.itemsize > _MAX_SIZE) for n, s in zip(x.shape, x.strides)):
         x = np.require(x, requirements=["C", "A"])
     view = x.view(ZERO_TEST_AS.get(x.dtype.name, x.dtype)).reshape(x.shape or (1,))
     # int64, as ONNX asks, through opendml's 64-bit indices extension (which also takes inputs past
@@ -104,8 +134,11 @@ def concat(inputs: list, axis: int) -> np.ndarray:
     shape = join_shape("opendml.onnx: Concat", inputs, axis)
     _check_type("Concat", inputs[0], MOVE_UNSUPPORTED)
     axis = normalize_axis("Concat", axis, len(shape))
+    if math.prod(shape) == 0:  # DirectML has no empty tensors
+        return np.empty(shape, inputs[0].dtype)
+    layout = _layout("Concat", shape, axis, inputs[0].dtype)  # before allocating: it refuses what DirectML cannot take
     out = np.empty(shape, inputs[0].dtype)
-    opendml.concat([_words(x, axis) for x in inputs], axis=1, out=_words(out, axis))
+    opendml.concat([_words(x, axis, layout) for x in inputs if x.size], axis=len(layout[1]), out=_words(out, axis, layout))
     return out
 
 
@@ -113,7 +146,13 @@ def split(x: np.ndarray, sizes: list, axis: int) -> list:
     """ONNX Split: x cut along axis into parts of the given sizes (which may be 0)."""
     x = np.asarray(x)
     _check_type("Split", x, MOVE_UNSUPPORTED)
-    outs = [np.empty(shape, x.dtype) for shape in split_shapes("opendml.onnx: Split", x.shape, sizes, axis)]
+    shapes = split_shapes("opendml.onnx: Split", x.shape, sizes, axis)
     axis = normalize_axis("Split", axis, x.ndim)
-    opendml.split(_words(x, axis), [o.shape[axis] for o in outs], axis=1, out=[_words(o, axis) for o in outs])
+    layout = _layout("Split", x.shape, axis, x.dtype) if x.size else None  # before allocating
+    outs = [np.empty(shape, x.dtype) for shape in shapes]
+    if x.size == 0:
+        return outs
+    parts = [o for o in outs if o.size]  # empty parts take no part: DirectML has no empty tensors
+    opendml.split(_words(x, axis, layout), [o.shape[axis] for o in parts], axis=len(layout[1]),
+                  out=[_words(o, axis, layout) for o in parts])
     return outs
