@@ -352,3 +352,20 @@ def test_nonzero_of_a_dimension_past_32_bits_is_refused_before_allocating():
     x = np.lib.stride_tricks.as_strided(np.zeros(1, np.uint8), shape=(2**32 + 1,), strides=(0,))
     with pytest.raises(NotImplementedError, match=r"NonZero of shape \[4294967297\]: DirectML's sizes are 32-bit"):
         backend.run_node(node("NonZero", ["x"], ["y"]), [x])
+
+
+def test_prepare_takes_a_serialized_model_or_a_path(tmp_path):
+    """As onnx.checker and ONNX Runtime's backend take them (the checker passed them, then reading
+    the graph raised AttributeError); anything else is a TypeError."""
+    model = chained_model()
+    x = np.arange(12, dtype=np.float32).reshape(2, 6)
+    expected = backend.prepare(model).run([x])
+    path = tmp_path / "chain.onnx"
+    path.write_bytes(model.SerializeToString())
+    for given in (model.SerializeToString(), str(path), path):
+        got = backend.prepare(given).run([x])
+        assert all(np.array_equal(a, b) for a, b in zip(got, expected))
+    assert np.array_equal(backend.run_model(model.SerializeToString(), [x])[0], expected[0])
+    for bad in (None, 5, model.graph):
+        with pytest.raises(TypeError, match="takes an onnx.ModelProto, its bytes or a path"):
+            backend.prepare(bad)

@@ -1,6 +1,7 @@
 """ONNX's backend interface (onnx.backend.base) over opendml: models and nodes made of NonZero,
 Concat and Split run on opendml's CPU device. docs/python.md describes it."""
 
+import os
 
 import numpy as np
 import onnx
@@ -157,6 +158,14 @@ class OpenDMLBackend(base.Backend):
 
     @classmethod
     def prepare(cls, model: onnx.ModelProto, device: str = "CPU", **kwargs) -> OpenDMLBackendRep:
+        # A serialized model or a path too, as onnx.checker and ONNX Runtime's backend take them (the
+        # checker passed them, then reading the graph raised AttributeError).
+        if isinstance(model, (bytes, bytearray, memoryview)):
+            model = onnx.load_model_from_string(bytes(model))
+        elif isinstance(model, (str, os.PathLike)):
+            model = onnx.load(model)
+        elif not isinstance(model, onnx.ModelProto):
+            raise TypeError(f"opendml.onnx: prepare takes an onnx.ModelProto, its bytes or a path, not {type(model).__name__}")
         super().prepare(model, device, **kwargs)  # onnx.checker
         cls._check_device(device)
         return OpenDMLBackendRep(model)
