@@ -139,6 +139,44 @@ def _primitive(name: str, target: str, multiple_results: bool) -> Primitive:
     return p
 
 
+_typeof = getattr(jax, "typeof", None) or jax.core.get_aval  # the latter before JAX 0.6
+
+
+def _varying(a) -> frozenset:
+    """The shard_map mesh axes over which a (an array, a tracer or an abstract value) varies: its
+    manual axis type's (JAX 0.10 and later), or its vma (JAX 0.6 to 0.9); none outside shard_map."""
+    aval = a if isinstance(a, jax.core.AbstractValue) else _typeof(a)
+    mat = getattr(aval, "manual_axis_type", None)
+    return frozenset(mat.varying) if mat is not None else frozenset(getattr(aval, "vma", ()))
+
+
+def _aval(shape, dtype, weak_type: bool, like):
+    """A result's abstract value, varying over the shard_map axes that the operand `like` varies over
+    (as JAX's own operations type theirs): without it, shard_map took a result computed per device for
+    one the same on every device (an out_specs of P() returned device 0's result where jnp raises,
+    and jax.grad inside shard_map failed on the cotangents' types)."""
+    aval = like if isinstance(like, jax.core.AbstractValue) else _typeof(like)
+    mat = getattr(aval, "manual_axis_type", None)
+    if mat is not None and not mat.empty:  # JAX 0.10 and later: the manual axes come with the mesh
+        spec = jax.sharding.PartitionSpec(*[None] * len(shape))
+        sharding = jax.sharding.NamedSharding(aval.sharding.mesh, spec)
+        return jax.core.ShapedArray(shape, dtype, weak_type, sharding=sharding, manual_axis_type=mat)
+    if getattr(aval, "vma", None):  # JAX 0.6 to 0.9
+        return jax.core.ShapedArray(shape, dtype, weak_type, vma=aval.vma)
+    return jax.core.ShapedArray(shape, dtype, weak_type)
+
+
+def _vary_alike(arrays: list) -> list:
+    """The arrays, each made varying over every shard_map axis that any of them varies over, as jnp
+    makes the operands of one operation (a JOIN's inputs and its result vary alike)."""
+    axes = frozenset().union(*map(_varying, arrays)) if arrays else frozenset()
+    if not axes:
+        return arrays
+    cast = getattr(jax.lax, "pcast", None)
+    vary = (lambda a, names: cast(a, names, to="varying")) if cast else jax.lax.pvary
+    return [vary(a, tuple(sorted(axes - _varying(a), key=str))) if axes - _varying(a) else a for a in arrays]
+
+
 # nonzero_p(x, dml_type, batched, index, fill) -> (count, coords): the results in DirectML's order.
 # Batched, the leading dimension of x and of both results is a batch of independent calls. fill: the
 # value of each column in the rows past the count (bits of the index type), or None: unspecified.
@@ -149,7 +187,7 @@ nonzero_p = _primitive("opendml_nonzero", "opendml_nonzero", True)
 def _nonzero_abstract(x, *, dml_type, batched, index, fill=None):
     batch, item = (x.shape[:1], x.shape[1:]) if batched else ((), x.shape)
     dtype = np.dtype(index)
-    return (jax.core.ShapedArray(batch + (1,), dtype), jax.core.ShapedArray(batch + (math.prod(item), len(item)), dtype))
+    return (_aval(batch + (1,), dtype, False, x), _aval(batch + (math.prod(item), len(item)), dtype, False, x))
 
 
 def _nonzero_batch(args, dims, *, dml_type, batched, index, fill=None):
@@ -163,9 +201,6 @@ def _nonzero_batch(args, dims, *, dml_type, batched, index, fill=None):
     count, coords = nonzero_p.bind(x.reshape((math.prod(lead),) + item), dml_type=dml_type, batched=True, index=index,
                                    fill=fill)
     return (count.reshape(count_shape), coords.reshape(coords_shape)), (0, 0)
-
-
-_typeof = getattr(jax, "typeof", None) or jax.core.get_aval  # the latter before JAX 0.6
 
 
 def _weak(a) -> bool:
@@ -204,13 +239,16 @@ split_p = _primitive("opendml_split", "opendml_split", True)
 @concat_p.def_abstract_eval
 def _concat_abstract(*xs, dml_type, weak_type=False):
     p, _, q = xs[0].shape
-    return jax.core.ShapedArray((p, sum(x.shape[1] for x in xs), q), xs[0].dtype, weak_type=weak_type)
+    if len(set(map(_varying, xs))) > 1:
+        raise opendml.Error(f"opendml.jax.concat: the inputs vary over different shard_map axes "
+                            f"({[sorted(_varying(x), key=str) for x in xs]}); opendml.jax.concat makes them alike")
+    return _aval((p, sum(x.shape[1] for x in xs), q), xs[0].dtype, weak_type, xs[0])
 
 
 @split_p.def_abstract_eval
 def _split_abstract(x, *, sizes, dml_type):
     p, _, q = x.shape
-    return [jax.core.ShapedArray((p, s, q), x.dtype, weak_type=x.weak_type) for s in sizes]
+    return [_aval((p, s, q), x.dtype, x.weak_type, x) for s in sizes]
 
 
 def _batch_in_front(args, dims):
@@ -446,8 +484,8 @@ def concat(arrays, axis: int | None = 0):
     # promotion says so, and a weak array to a strong one where the result is strongly typed (so that its
     # gradient comes back through the conversion, weakly typed, as jnp's does).
     dtype, weak = jax.dtypes.result_type(*arrays, return_weak_type_flag=True) if arrays else (None, False)
-    arrays = [a if a.dtype == dtype and (weak or not _weak(a)) else jax.lax.convert_element_type(a, dtype)
-              for a in arrays]
+    arrays = _vary_alike([a if a.dtype == dtype and (weak or not _weak(a)) else jax.lax.convert_element_type(a, dtype)
+                          for a in arrays])
     shape = join_shape(op, [_Shape(a) for a in arrays], axis)
     axis = normalize_axis(op, axis, len(shape))
     dml_type = _bits_type(op, arrays[0].dtype)

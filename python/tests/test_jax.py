@@ -343,6 +343,40 @@ def test_weak_types_stay_weak_as_in_jnp(put):
     assert same_bits(ours, theirs) and _weakly_typed(ours) == _weakly_typed(theirs)
 
 
+def test_results_vary_over_shard_map_axes_as_jnp_results_do():
+    """Inside jax.shard_map, a result varies over the mesh axes its operands vary over (JAX's vma, its
+    manual axis type since 0.10), as jnp's do: the results were typed as the same on every device, so
+    an out_specs of P() returned device 0's result where jnp raises, and jax.grad failed on the
+    cotangents' types. Traced only (jax.eval_shape over an abstract mesh): no devices needed."""
+    if not hasattr(jax, "shard_map") or not hasattr(jax.sharding, "AxisType"):
+        pytest.skip("this JAX has no jax.shard_map with typed mesh axes")
+    P, S = jax.sharding.PartitionSpec, jax.ShapeDtypeStruct
+    mesh = jax.sharding.AbstractMesh((2,), ("i",), axis_types=(jax.sharding.AxisType.Auto,))
+    x, w = S((4, 2), np.float32), S((1, 2), np.float32)
+
+    def types(a, b):
+        ours = (oj.concat([a, a]), oj.concat([a, b]), oj.concat([b, b]), *oj.split(a, [1]), oj.argwhere(a, size=3),
+                *oj.nonzero(b))
+        theirs = (jnp.concatenate([a, a]), jnp.concatenate([a, b]), jnp.concatenate([b, b]), *jnp.split(a, [1]),
+                  jnp.argwhere(a, size=3), jnp.argwhere(b, size=1), jnp.argwhere(b, size=2))
+        varying = [str(jax.typeof(r)).endswith("{V:i}") for r in ours]
+        assert varying == [str(jax.typeof(r)).endswith("{V:i}") for r in theirs] == [True, True, False] + [True] * 3 + [False] * 2
+        return a
+
+    jax.eval_shape(jax.shard_map(types, mesh=mesh, in_specs=(P("i"), P()), out_specs=P("i")), x, w)
+    for f in (lambda a: oj.concat([a, a]), lambda a: oj.split(a, 2)[0], lambda a: oj.argwhere(a, size=2)):
+        with pytest.raises(ValueError, match="out_specs which require replication"):
+            jax.eval_shape(jax.shard_map(f, mesh=mesh, in_specs=P("i"), out_specs=P()), x)
+
+    def grads(concat, split):
+        def inner(w, a):
+            loss = lambda w: jax.lax.psum((concat([a * w[0], a]) ** 2).sum() + (split(a * w, [1])[0] ** 2).sum(), "i")
+            return jax.grad(loss)(w)
+        return jax.shard_map(inner, mesh=mesh, in_specs=(P(), P("i")), out_specs=P())
+
+    assert jax.eval_shape(grads(oj.concat, oj.split), w, x) == jax.eval_shape(grads(jnp.concatenate, jnp.split), w, x)
+
+
 def test_64bit_mode(put):
     with x64():
         rng = np.random.default_rng(9)
