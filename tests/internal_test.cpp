@@ -8,9 +8,11 @@
 #include <string>
 
 #include "api/bindings.h"
+#include "backends/cpu/cpu_device.h"
 #include "backends/cuda/fast_divmod.h"
 #include "backends/device.h"
 #include "core/arithmetic.h"
+#include "ops/operator.h"
 #include "support/random_cases.h"
 #include "support/sample_descs.h"
 
@@ -180,6 +182,37 @@ TEST(Bindings, RegionsAreRequiredLargeEnoughAlignedAndApart) {
     EXPECT_TRUE(refused({memory + 1024 + 16, 512}, "not a multiple of 256"));
     EXPECT_TRUE(refused({memory + 512, 512}, "overlaps"));
   }
+}
+
+// cpu.copy lists at most 2^20 tiles of what a plan moves, however much the descriptors declare: a
+// SPLIT of a broadcast FLOAT64 input of about 2^62 elements moves 2^65 bytes, past the 2^62 at
+// which CopyPlan::bytes stops, and tiles sized from that sum made 2^23 of them (8 million chunks,
+// a second and hundreds of MB at compile).
+TEST(CpuCopy, TilesStayWithinTheLimitPastTwoToThe62Bytes) {
+  const uint32_t big = (1u << 31) - 1;
+  std::vector<TensorSpec> outputs;
+  for (uint32_t i = 0, left = big; i < 64; ++i) {
+    const uint32_t rows = i == 63 ? left : (1u << 25) - i % 2;  // unequal neighbours: each tiled alone
+    outputs.push_back(spec(DML_TENSOR_DATA_TYPE_FLOAT64, {rows, big}));
+    left -= rows;
+  }
+  const OpDesc split = OpDesc::split(spec(DML_TENSOR_DATA_TYPE_FLOAT64, {big, big}, Shape{0, 0}), outputs, 0);
+  const odml_operator_options options{ODML_EXTENSION_64BIT_INDICES, 0, nullptr, 0, nullptr};
+  auto def = opendml::internal::create_operator_def(&split.get(), DML_FEATURE_LEVEL(0), &options);
+  ASSERT_TRUE(def.ok()) << def.status().message();
+  const opendml::internal::Plan planned = opendml::internal::plan_operator(*def);
+  const auto& plan = std::get<opendml::internal::CopyPlan>(planned);
+  uint64_t tiles = 0;  // as cpu.copy lists them: each item alone, in tiles of at most `tile` bytes
+  double total = 0;
+  const uint64_t tile = opendml::internal::cpu_copy_tile_bytes(plan);
+  for (const auto& item : plan.items) {
+    total += static_cast<double>(item.element_count()) * item.width;
+    tiles += opendml::internal::ceil_div(item.element_count() * item.width, tile);
+  }
+  ASSERT_GT(total, 0x1p62);
+  EXPECT_LE(tiles, (uint64_t{1} << 20) + plan.items.size()) << tile << "-byte tiles";
+  // Small plans keep 64 KiB tiles.
+  EXPECT_EQ(opendml::internal::cpu_copy_tile_bytes(opendml::internal::CopyPlan{}), uint64_t{64} << 10);
 }
 
 }  // namespace

@@ -198,7 +198,7 @@ void interleave_rows(const Lane* lanes, uint64_t rows, uint64_t bytes, bool stre
 class CpuCopyKernel final : public Kernel {
  public:
   explicit CpuCopyKernel(const CopyPlan& plan) : plan_(plan), unit_(plan.items.size(), 1) {
-    tile_bytes_ = std::max(kTileBytes, ceil_div(plan.bytes(), kMaxTiles));
+    tile_bytes_ = cpu_copy_tile_bytes(plan);
     for (uint32_t first = 0; first < plan.items.size();) {
       const uint32_t end = group_end(first);
       if (!tile_together(first, end)) {
@@ -336,6 +336,16 @@ class CpuCopyKernel final : public Kernel {
 };
 
 }  // namespace
+
+uint64_t cpu_copy_tile_bytes(const CopyPlan& plan) {
+  // Counted in KiB, not as CopyPlan::bytes(), which stops at 2^62: a SPLIT of a broadcast input
+  // moves up to 2^65 bytes (2^62 - 1 FLOAT64 elements), and tiles sized from 2^62 made 8 times
+  // kMaxTiles of them. Each item is under 2^60 bytes; the sum stops at 2^62 KiB.
+  uint64_t kib = 0;
+  for (const CopyItem& item : plan.items)
+    kib = std::min(kib + ceil_div(item.element_count() * item.width, uint64_t{1} << 10), uint64_t{1} << 62);
+  return std::max(kTileBytes, ceil_div(kib, kMaxTiles) << 10);
+}
 
 Result<std::unique_ptr<Kernel>> make_cpu_copy_kernel(const CopyPlan& plan, const CpuDevice&) {
   return std::make_unique<CpuCopyKernel>(plan);

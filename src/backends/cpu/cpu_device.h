@@ -18,6 +18,9 @@ std::span<const Implementation<NonzeroPlan, CpuDevice>> implementations(const No
 
 // The kernels (cpu_copy.cpp, cpu_nonzero.cpp).
 Result<std::unique_ptr<Kernel>> make_cpu_copy_kernel(const CopyPlan& plan, const CpuDevice& device);
+// The bytes of one of cpu.copy's tiles for plan: 64 KiB, or more where that would make more than
+// 2^20 tiles (they are listed at compile, from what the descriptors declare).
+uint64_t cpu_copy_tile_bytes(const CopyPlan& plan);
 Result<std::unique_ptr<Kernel>> make_cpu_nonzero_kernel(const NonzeroPlan& plan, const CpuDevice& device);
 
 }  // namespace opendml::internal
