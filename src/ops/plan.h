@@ -9,6 +9,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/arithmetic.h"
 #include "core/tensor.h"
 
 namespace opendml::internal {
@@ -50,10 +51,16 @@ struct CopyPlan {
   // Bytes of items [first, end) (all of them by default), moved once in each direction. Each item
   // is under 2^60 bytes (its outputs are, docs/contract.md section 2), and the sum stops at 2^62, so
   // it never wraps however many items there are.
-  uint64_t bytes(size_t first = 0, size_t end = SIZE_MAX) const {
+  uint64_t bytes(size_t first = 0, size_t end = SIZE_MAX) const { return units(0, first, end); }
+  // The same in KiB (each item rounded up), which stops at 2^62 KiB: past every plan's bytes, where
+  // bytes() stops at 2^62 (a SPLIT of a broadcast input moves up to 2^65 bytes).
+  uint64_t kib() const { return units(10, 0, SIZE_MAX); }
+
+ private:
+  uint64_t units(uint32_t shift, size_t first, size_t end) const {
     uint64_t n = 0;
     for (size_t i = first; i < std::min(end, items.size()); ++i)
-      n = std::min(n + items[i].element_count() * items[i].width, uint64_t{1} << 62);
+      n = std::min(n + ceil_div(items[i].element_count() * items[i].width, uint64_t{1} << shift), uint64_t{1} << 62);
     return n;
   }
 };

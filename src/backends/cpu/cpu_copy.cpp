@@ -338,13 +338,9 @@ class CpuCopyKernel final : public Kernel {
 }  // namespace
 
 uint64_t cpu_copy_tile_bytes(const CopyPlan& plan) {
-  // Counted in KiB, not as CopyPlan::bytes(), which stops at 2^62: a SPLIT of a broadcast input
-  // moves up to 2^65 bytes (2^62 - 1 FLOAT64 elements), and tiles sized from 2^62 made 8 times
-  // kMaxTiles of them. Each item is under 2^60 bytes; the sum stops at 2^62 KiB.
-  uint64_t kib = 0;
-  for (const CopyItem& item : plan.items)
-    kib = std::min(kib + ceil_div(item.element_count() * item.width, uint64_t{1} << 10), uint64_t{1} << 62);
-  return std::max(kTileBytes, ceil_div(kib, kMaxTiles) << 10);
+  // From the plan's KiB, not its bytes(), which stop at 2^62: a SPLIT of a broadcast input moves up
+  // to 2^65 bytes, and tiles sized from 2^62 made 8 times kMaxTiles of them.
+  return std::max(kTileBytes, ceil_div(plan.kib(), kMaxTiles) << 10);
 }
 
 Result<std::unique_ptr<Kernel>> make_cpu_copy_kernel(const CopyPlan& plan, const CpuDevice&) {
