@@ -369,8 +369,13 @@ def _join_into(pieces: list, d: int, out: torch.Tensor) -> None:
 
 
 def _bytes(t: torch.Tensor) -> torch.Tensor:
-    """A contiguous buffer as bytes: the collectives move any element type."""
-    return t.reshape(-1).view(torch.uint8)
+    """A contiguous buffer as bytes: the collectives move any element type. A tensor of one element
+    counts as contiguous whatever its strides (torch ignores them), and its flat view keeps its
+    stride, which a view as bytes refuses: it is seen with stride 1, the same element."""
+    flat = t.reshape(-1)
+    if flat.numel() == 1 and flat.stride(0) != 1:
+        flat = flat.as_strided((1,), (1,))
+    return flat.view(torch.uint8)
 
 
 def _all_gather_pieces(a: _Args, send: torch.Tensor, shapes) -> tuple:

@@ -257,6 +257,26 @@ def case_gathered_nonzero_reads_the_gathered_input():
         odd._join_into = join_into
 
 
+def case_one_element_shards_with_any_strides():
+    # A one-element shard counts as contiguous whatever its strides (a step slice, x[::2] of two
+    # elements), and the gathered nonzero sent it as it was: its flat view kept the step, which the
+    # view as bytes for the all-gather refused, after the exchange, on its rank alone (the others
+    # waited in the all-gather, or gloo aborted them).
+    world, rank = dist.get_world_size(), dist.get_rank()
+    for shape, d in (((world,), 0), ((1, world), 1)):
+        x = _global(shape, torch.float32, 0.5, seed=50) + (torch.arange(world) % 2).float()  # some zeros, some not
+        want = torch.nonzero(x)
+        local = _shard(x, d)
+        spaced = torch.zeros([2 * n for n in local.shape], device=local.device)
+        spaced[(slice(None, None, 2),) * local.dim()] = local
+        view = spaced[(slice(None, None, 2),) * local.dim()]
+        assert view.numel() == local.numel() and view.is_contiguous() and view.stride()[-1] == 2
+        for piece in (view, view if rank == world - 1 else local):  # on every rank, then on one
+            coords, total = odd.nonzero(piece, dim=d, gather=True)
+            _equal(total, torch.tensor([len(want)]))
+            _equal(coords[: len(want)], want)
+
+
 def case_nonzero_dtensor():
     from torch.distributed.tensor import Replicate, Shard, distribute_tensor
 
@@ -604,7 +624,7 @@ def case_benchmark(path):
         assert all(r["efficiency"] > 0 for r in rows if r["method"].startswith(("sharded", "along")))
 
 
-CASES = [case_nonzero, case_nonzero_any_sizes, case_gathered_nonzero_reads_the_gathered_input, case_nonzero_dtensor, case_nonzero_validate_off,
+CASES = [case_nonzero, case_nonzero_any_sizes, case_gathered_nonzero_reads_the_gathered_input, case_one_element_shards_with_any_strides, case_nonzero_dtensor, case_nonzero_validate_off,
          case_subgroups, case_join, case_split, case_dtensor_join_split, case_lazy_views, case_no_movement_when_pieces_line_up,
          case_mismatches_raise_on_every_rank]
 
