@@ -29,7 +29,7 @@ import opendml
 import opendml.torch as odt
 
 from ._shapes import chunk_sizes, equal_parts, join_shape, normalize_axis, split_shapes
-from .torch import _bits
+from .torch import _bits, _not_quantized
 
 try:  # DTensor is public from torch 2.4
     from torch.distributed.tensor import DTensor, Replicate, Shard
@@ -103,6 +103,7 @@ def _check_piece(kind: str, t: torch.Tensor) -> None:
     elements along every dimension (the strides of dimensions of size 1 are not read), as data,
     before any collective: a piece refused after the exchange would leave the other ranks waiting in
     it."""
+    _not_quantized(t)  # before _check_kernel: torch makes no zeros of a quantized type (NotImplementedError)
     _check_kernel(kind, t.dtype, t.dim())
     if t.dim() == 0 or t.numel() == 0:  # 0-d: the shape rules' to refuse; empty: no kernel reads it
         return
@@ -135,7 +136,10 @@ def _arguments(op: str, xs, dim, group, validate: bool, args) -> _Args:
     except (ValueError, TypeError, NotImplementedError) as e:
         if not validate:
             raise
-        problem = (type(e).__name__, str(e))
+        # Raised on every rank as the same kind of exception: torch's own NotImplementedError (an
+        # operator it lacks for a type) became an opendml.Error, a ValueError, on every rank.
+        kind = "TypeError" if isinstance(e, TypeError) else "UnsupportedError" if isinstance(e, NotImplementedError) else "Error"
+        problem = (kind, str(e))
     if parsed and problem is None:
         d, g, mesh = parsed[0][1:]
     else:

@@ -84,11 +84,15 @@ _DIRECT = {torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.
 _UNSIGNED = {1: torch.uint8, 2: torch.uint16, 4: torch.uint32, 8: torch.uint64}
 
 
+def _not_quantized(x: torch.Tensor) -> None:
+    if x.is_quantized:  # its bits mean nothing without the quantizer, which a new tensor would not carry
+        raise opendml.UnsupportedError(f"opendml.torch: {x.dtype} is a quantized type; dequantize() it first")
+
+
 def _bits(x: torch.Tensor) -> torch.Tensor:
     if x.dtype in _DIRECT:
         return x
-    if x.is_quantized:  # its bits mean nothing without the quantizer, which a new tensor would not carry
-        raise opendml.UnsupportedError(f"opendml.torch: {x.dtype} is a quantized type; dequantize() it first")
+    _not_quantized(x)
     if x.element_size() not in _UNSIGNED:
         raise opendml.UnsupportedError(f"opendml.torch: {x.dtype} elements are {x.element_size()} bytes; JOIN and SPLIT move elements of 1, 2, 4 or 8 bytes")
     return x.view(_UNSIGNED[x.element_size()])
@@ -122,6 +126,7 @@ def _nonzero_coordinates(x: torch.Tensor, columns: Optional[int] = None, offsets
     at or past the count are unspecified, or hold fill in every column (opendml's fill rows
     extension). offsets: added to each column's coordinates (opendml's coordinate offsets
     extension)."""
+    _not_quantized(x)  # as join and split refuse it (the array layer's DLPack export raised a ValueError)
     shape = _coordinates_shape(x, columns, offsets)
     if x.dim() == 0:
         # DirectML tensors have a dimension; a scalar has only a count (and torch.nonzero gives

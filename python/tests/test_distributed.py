@@ -586,6 +586,15 @@ def case_mismatches_raise_on_every_rank():
                      lambda: odd.split(mine_x, [1, 2], 1, dim=0)):
             with pytest.raises(opendml.UnsupportedError, match=r"not a multiple of its element size \(on rank %d\)" % last):
                 call()
+        # A quantized piece, on one rank or on every one, raises opendml.torch's UnsupportedError (a
+        # NotImplementedError): the check of what the kernels take made zeros of its type, which
+        # torch refused with a NotImplementedError that every rank raised as an opendml.Error.
+        q = torch.quantize_per_tensor(torch.ones(4, 3), 0.5, 0, torch.quint8)
+        for mine_q in (q if rank == last else x, q):
+            for call in (lambda: odd.nonzero(mine_q, dim=0), lambda: odd.join([mine_q, mine_q], 0, dim=0),
+                         lambda: odd.split(mine_q, [1, 2], 1, dim=0)):
+                with pytest.raises(opendml.UnsupportedError, match=r"quantized type; dequantize\(\) it first \(on rank \d\)"):
+                    call()
     # Bools are no integers here, as in opendml.torch and torch.cat; a count of NumPy's is one.
     for call in (lambda: odd.nonzero(x, dim=True), lambda: odd.join([x, x], True, dim=0),
                  lambda: odd.split(x, 3, True, dim=0)):

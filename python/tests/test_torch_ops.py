@@ -120,7 +120,9 @@ def test_quantized_tensors_are_refused():
     # Their bits mean nothing without the quantizer, which a new tensor does not carry: a join once
     # returned a quantized tensor that torch could not read.
     q = torch.quantize_per_tensor(torch.ones(2, 3), 0.5, 0, torch.quint8)
-    for call in (lambda: odt.join([q, q]), lambda: odt.split(q, [1, 1])):
+    # nonzero too: it raised the array layer's ValueError from the tensor's DLPack export.
+    for call in (lambda: odt.join([q, q]), lambda: odt.split(q, [1, 1]), lambda: odt.nonzero(q),
+                 lambda: torch.ops.opendml.nonzero_coordinates(q)):
         with pytest.raises(opendml.UnsupportedError, match="quantized"):
             call()
 
