@@ -148,6 +148,8 @@ def _arguments(op: str, xs, dim, group, validate: bool, args) -> _Args:
         g = next((x.device_mesh.get_group() for x in xs
                   if DTensor is not None and isinstance(x, DTensor) and x.device_mesh.ndim == 1), group or dist.group.WORLD)
     rank, world = dist.get_rank(g), dist.get_world_size(g)
+    if rank < 0:  # torch's collectives skip such a process (with a warning); nothing here would mean anything
+        raise opendml.Error(f"{op}: this process (global rank {dist.get_rank()}) is not in the group")
     locals_ = [p[0] for p in parsed]
     if not validate:
         if d is None:

@@ -334,6 +334,15 @@ def case_subgroups():
     _equal(coords[: len(want)], want)
     joined = odd.join([local, local], 1, dim=1, group=group, replicated=True)
     _equal(joined, torch.cat([x, x], 1))
+    # A group this process is not in raises here alone (torch's collectives skip it, and the
+    # exchange of the arguments left nothing to read: an IndexError), and no other rank waits for it.
+    other = groups[rank < half]
+    for validate in (True, False):
+        for call in (lambda: odd.nonzero(local, dim=1, group=other, validate=validate),
+                     lambda: odd.join([local], 0, dim=1, group=other, validate=validate),
+                     lambda: odd.split(local, [6], 0, dim=1, group=other, validate=validate)):
+            with pytest.raises(opendml.Error, match=r"global rank %d\) is not in the group" % rank):
+                call()
     for g in groups:
         dist.destroy_process_group(g)
 
