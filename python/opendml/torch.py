@@ -210,6 +210,7 @@ def nonzero(
         _integers(op, offsets=offsets)
     if (columns is None or type(columns) is int) and (fill_value is None or type(fill_value) is int) and _eager((x,)):
         return _nonzero_coordinates(x, columns, offsets, fill_value)
+    _tensors(op, "x", [x])
     _integers(op, optional=True, columns=columns, fill_value=fill_value)
     return torch.ops.opendml.nonzero_coordinates(x, columns, offsets, fill_value)
 
@@ -299,6 +300,15 @@ def _integers(op: str, optional: bool = False, **values):
                 raise TypeError(f"{op}: {name} must be an integer, not {type(v).__name__}")
 
 
+def _tensors(op: str, name: str, values) -> None:
+    """A TypeError, as torch.nonzero and torch.cat raise one, for an argument that is not a tensor:
+    the dispatcher took None for a tensor and the kernel raised an AttributeError on it, and raised
+    a RuntimeError for anything else. Only off the eager path, which takes torch.Tensor alone."""
+    for v in values:
+        if not isinstance(v, torch.Tensor):
+            raise TypeError(f"{op}: {name} must be a torch.Tensor, not {type(v).__name__}")
+
+
 def join(inputs: Sequence[torch.Tensor], axis: int = 0) -> torch.Tensor:
     """opendml::join: torch.cat's result, in one JOIN."""
     if isinstance(inputs, torch.Tensor):  # torch.cat takes no tensor for its sequence of them either
@@ -306,6 +316,7 @@ def join(inputs: Sequence[torch.Tensor], axis: int = 0) -> torch.Tensor:
     inputs = list(inputs)
     if type(axis) is int and _eager(inputs):
         return _join(inputs, axis)
+    _tensors("opendml.torch.join", "every input", inputs)
     _integers("opendml.torch.join", axis=axis)
     return torch.ops.opendml.join(inputs, axis)
 
@@ -313,6 +324,8 @@ def join(inputs: Sequence[torch.Tensor], axis: int = 0) -> torch.Tensor:
 def split(x: torch.Tensor, sizes, axis: int = 0) -> list:
     """opendml::split: parts of the given sizes along axis, or `sizes` equal parts when an int."""
     op = "opendml.torch.split"
+    if type(x) is not _Tensor:  # before its shape is read for a count
+        _tensors(op, "x", [x])
     if type(axis) is not int:  # before the count's parts are worked out along it
         _integers(op, axis=axis)
     if not isinstance(sizes, (list, tuple, torch.Size)) and hasattr(type(sizes), "__index__"):  # a count

@@ -218,6 +218,13 @@ def test_arguments_that_are_not_integers_are_type_errors():
     # A 0-d x's fill_value is checked as any other's.
     with pytest.raises(TypeError, match="fill_value must be an integer"):
         odt.nonzero(torch.tensor(1.0), fill_value="abc")
+    # What is not a tensor is a TypeError too, as for torch.nonzero and torch.cat (None reached the
+    # kernel as a tensor and raised an AttributeError; anything else, the dispatcher's RuntimeError).
+    for bad in (None, [1.0, 0.0], np.ones(2, np.float32)):
+        for call, name in ((lambda: odt.nonzero(bad), "x"), (lambda: odt.split(bad, [1, 1]), "x"),
+                           (lambda: odt.split(bad, 2), "x"), (lambda: odt.join([a, bad]), "every input")):
+            with pytest.raises(TypeError, match=f"opendml.torch.(join|split|nonzero): {name} must be a torch.Tensor, not "):
+                call()
 
 
 def test_opcheck():
