@@ -22,7 +22,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   const NpyArray again = parse_npy(make_npy(array.type, array.data), "again.npy", "fuzz");
   if (again.type != array.type || again.data != array.data) std::abort();
-  format_elements(array.type, array.data, ElementFormat{});
-  format_elements(array.type, array.data, ElementFormat{true, true, 0, array.data.size()});
+  std::string text;
+  format_elements(text, array.type, array.data, ElementFormat{});
+  format_elements(text, array.type, array.data, ElementFormat{true, true, 0, array.data.size()});
   return 0;
 }

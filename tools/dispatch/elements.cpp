@@ -184,9 +184,8 @@ std::string encode_element(const Json& value, DML_TENSOR_DATA_TYPE type, std::by
   });
 }
 
-std::string format_elements(DML_TENSOR_DATA_TYPE type, std::span<const std::byte> elements,
-                            const ElementFormat& format) {
-  std::string out;
+void format_elements(std::string& out, DML_TENSOR_DATA_TYPE type, std::span<const std::byte> elements,
+                     const ElementFormat& format) {
   visit_element_type(type, [&]<class T>(std::type_identity<T>) {
     uint64_t index = format.first_index;
     for (size_t offset = 0; offset + sizeof(T) <= elements.size(); offset += sizeof(T), ++index) {
@@ -209,7 +208,6 @@ std::string format_elements(DML_TENSOR_DATA_TYPE type, std::span<const std::byte
       out += hex;
     }
   });
-  return out;
 }
 
 }  // namespace opendml::tool

@@ -14,7 +14,6 @@
 
 namespace opendml::tool {
 
-
 // A FLOAT16 element's bits.
 struct Half {
   uint16_t bits;
@@ -72,8 +71,10 @@ struct ElementFormat {
   uint64_t count = 0;        // elements in the whole resource: the width of a verbose index
 };
 
-// The elements' text: "v0, v1, ..." (", " first when first_index > 0), or one verbose line each.
-std::string format_elements(DML_TENSOR_DATA_TYPE type, std::span<const std::byte> elements,
-                            const ElementFormat& format);
+// Appends the elements' text to `out`: "v0, v1, ..." (", " first when first_index > 0), or one
+// verbose line each. The caller owns `out`, so that printing a large resource a piece at a time
+// reuses one buffer.
+void format_elements(std::string& out, DML_TENSOR_DATA_TYPE type, std::span<const std::byte> elements,
+                     const ElementFormat& format);
 
 }  // namespace opendml::tool

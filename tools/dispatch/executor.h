@@ -66,6 +66,8 @@ class Executor {
   std::vector<std::unique_ptr<opendml::Buffer>> buffers_;  // one per resource
   // Uploads, prints and writes go through it, so that the tool's own memory stays bounded.
   static constexpr size_t kStagingBytes = size_t{16} << 20;  // a multiple of every element size
+  // The elements print formats at a time: at most ~1.6 MB of text (verbose lines are ~25 bytes).
+  static constexpr size_t kPrintElements = size_t{1} << 16;
   std::vector<std::byte> staging_;
 };
 

@@ -285,6 +285,14 @@ def check_cli(tool, model):
         for budget_mib, status in ((64, 1), (512, 0)):
             peak = peak_memory_kib(tool, ["-a", "cpu", "--max-memory", f"{budget_mib}M", "long.json"], cwd, status)
             expect(peak <= budget_mib * 1024 + own, f"--max-memory {budget_mib}M: a peak of {peak} KiB ({own} its own)")
+        # print's text is made a piece at a time: 2^24 INT8 elements printed verbose (one 16 MiB
+        # chunk) made ~400 MB of text at once, far past the 64 MiB budget of the resource itself.
+        with open(os.path.join(cwd, "verbose.json"), "w") as f:
+            f.write('{"resources": {"A": {"initialValuesDataType": "INT8", "initialValues": {"valueCount": 16777216, '
+                    '"value": -128}}}, "dispatchables": {}, "commands": [{"type": "print", "resource": "A", '
+                    '"verbose": true}]}')
+        peak = peak_memory_kib(tool, ["-a", "cpu", "--max-memory", "64M", "verbose.json"], cwd)
+        expect(peak <= 64 * 1024 + own, f"verbose print of 16 MiB: a peak of {peak} KiB ({own} its own)")
         shutil.copy(os.path.join(HERE, "write_file.json"), os.path.join(cwd, "w.json"))
         result = run_ok(tool, ["-a", "cpu", "--output_path", "out", "w.json"], cwd)
         expect("Resource 'half' written to 'out/half.npy'" in printed_lines(result) and
