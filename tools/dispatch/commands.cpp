@@ -28,12 +28,13 @@ constexpr std::string_view kBindingFields[] = {"name",   "elementOffset", "eleme
 // A resource name (its whole buffer), or { "name", "elementOffset"?, "elementCount"?,
 // "elementSizeInBytes"? } counted in elements of elementSizeInBytes bytes, by default the size of an
 // element of the resource's initial data type (as in DxDispatch). As DxDispatch binds a DirectML
-// operator's buffer, the region runs from the offset to the end of the resource: elementCount is
-// read and otherwise left alone (DxDispatch uses it for HLSL views and serialized graphs only).
+// operator's buffer, the region runs from the offset to the end of DxDispatch's buffer (file_bytes:
+// a sizeInBytes as given, not rounded up to 4 as the device buffer is): elementCount is read and
+// otherwise left alone (DxDispatch uses it for HLSL views and serialized graphs only).
 Region load_region(const Node& node, const Model& model) {
   if (node.json().is_string()) {
     const size_t resource = find_named(node, model.resources, "resources");
-    return {resource, 0, model.resources[resource].size_in_bytes};
+    return {resource, 0, model.resources[resource].file_bytes};
   }
   if (!node.json().is_object())
     node.fail("must be a resource name or { \"name\", \"elementOffset\", \"elementCount\" }, not " +
@@ -53,7 +54,7 @@ Region load_region(const Node& node, const Model& model) {
     // byte must lie inside it; the buffer need not hold a whole number of such elements.
     const uint64_t elements = offset_node->uint64();
     const bool overflow = __builtin_mul_overflow(elements, size, &offset);
-    if (overflow || offset >= resource.size_in_bytes) {
+    if (overflow || offset >= resource.file_bytes) {
       // Appended piece by piece: GCC 12's -Wrestrict misfires on "..." + std::string here.
       std::string why = "is " + std::to_string(elements);
       if (given_size != 0)
@@ -61,12 +62,12 @@ Region load_region(const Node& node, const Model& model) {
       else
         why.append(" ").append(data_type_name(resource.type)).append(" elements, ");
       why.append(overflow ? "past byte 2^64" : "byte " + std::to_string(offset));
-      offset_node->fail(why + ", but resource '" + resource.name + "' is " + std::to_string(resource.size_in_bytes) +
+      offset_node->fail(why + ", but resource '" + resource.name + "' is " + std::to_string(resource.file_bytes) +
                         " bytes; a binding starts inside its buffer");
     }
   }
   if (const std::optional<Node> count_node = node.find("elementCount")) count_node->uint64();
-  return {static_cast<size_t>(&resource - model.resources.data()), offset, resource.size_in_bytes - offset};
+  return {static_cast<size_t>(&resource - model.resources.data()), offset, resource.file_bytes - offset};
 }
 
 // The regions one bind point's value gives: a binding, or an array of as many as it has tensors.
