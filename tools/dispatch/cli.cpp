@@ -32,12 +32,13 @@ DxDispatch's where they mean something on Linux; a value follows its option (-i 
       --output_path DIR      write writeFile's relative paths into DIR (default: the working
                              directory)
       --print_commands       print [StartCmd] and [EndCmd] lines around each command
-  -i, --dispatch_iterations N  timed iterations of each dispatch (default 1)
+  -i, --dispatch_iterations N  timed iterations of each dispatch (default 1; 0: none)
   -r, --dispatch_repeat N    executes per iteration; a sample is their time divided by N
   -t, --milliseconds_to_run MS  iterate until MS milliseconds have passed (overrides -i)
   -w, --warmup_samples N     samples left out of the statistics as warm-up (default 1, but
                              never the last)
-  -v, --timing_verbosity V   0: the median line; 1: cold and hot statistics; 2: every sample
+  -v, --timing_verbosity V   0: the median line; 1: cold and hot statistics; 2 (or more):
+                             every sample
       --exact-floats         print floats in the shortest form that reads back exactly
                              (default: six significant digits, as DxDispatch prints)
       --ieee-values          make FLOAT16 values and sequences exactly: each element rounded
@@ -170,7 +171,7 @@ Options parse_command_line(int argc, const char* const* argv) {
     } else if (option == "--feature-level") {
       options.run.feature_level = parse_level(value, place);
     } else if (option == "--dispatch_iterations") {
-      options.run.iterations = parse_count(value, place, 1);
+      options.run.iterations = parse_count(value, place, 0);  // 0: no dispatch at all, as in DxDispatch
     } else if (option == "--dispatch_repeat") {
       options.run.repeat = parse_count(value, place, 1);
     } else if (option == "--milliseconds_to_run") {
@@ -178,8 +179,8 @@ Options parse_command_line(int argc, const char* const* argv) {
     } else if (option == "--warmup_samples") {
       options.run.warmup = parse_count(value, place, 0);
     } else if (option == "--timing_verbosity") {
-      options.run.verbosity = parse_count(value, place, 0);
-      if (options.run.verbosity > 2) throw UsageError(place, "'" + std::string(value) + "' is not 0, 1 or 2");
+      // DxDispatch takes any count and prints every sample from 2 on.
+      options.run.verbosity = std::min<uint32_t>(parse_count(value, place, 0), 2);
     } else if (option == "--input_path") {
       options.input_folder = value;
     } else if (option == "--output_path") {

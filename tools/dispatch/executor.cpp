@@ -137,6 +137,8 @@ void Executor::dispatch(const Command& command, const DispatchCommand& dispatch,
     }
   });
 
+  // No iterations (-i 0): DxDispatch neither dispatches nor prints a line.
+  if (timings.count() == 0) return;
   timings.finish();
 
   // DxDispatch's lines: the first samples are warm-up ("cold"), at least one is left "hot"; on CUDA

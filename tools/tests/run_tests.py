@@ -232,11 +232,17 @@ def check_cli(tool, model):
             cold_lines = [line for line in lines if re.match(r"CPU Timings \(Cold\) : " + str(cold) + " " + stats, line)]
             hot_lines = [line for line in lines if re.match(r"CPU Timings \(Hot\)  : " + str(hot) + " " + stats, line)]
             expect(len(cold_lines) == (1 if cold else 0) and len(hot_lines) == 1, f"{args}: cold/hot lines", result)
-        result = run_ok(tool, ["-a", "cpu", "-v", "2", "-i", "2", model], cwd)
-        lines = printed_lines(result)
-        expect("The timings of each iteration: " in lines and
-               sum(1 for line in lines if re.fullmatch(r"iteration [01]: \d+\.\d{4} ms \(CPU\)", line)) == 2,
-               "-v 2: no line per iteration", result)
+        for level in ("2", "3"):  # DxDispatch takes any level, and lists every sample from 2 on
+            result = run_ok(tool, ["-a", "cpu", "-v", level, "-i", "2", model], cwd)
+            lines = printed_lines(result)
+            expect("The timings of each iteration: " in lines and
+                   sum(1 for line in lines if re.fullmatch(r"iteration [01]: \d+\.\d{4} ms \(CPU\)", line)) == 2,
+                   f"-v {level}: no line per iteration", result)
+        # -i 0, as in DxDispatch: no dispatch and no timing line; the other commands run.
+        for args in (["-i", "0"], ["-i0", "-v", "2"]):
+            lines = printed_lines(run_ok(tool, ["-a", "cpu"] + args + [model], cwd))
+            expect(not any(line.startswith("Dispatch ") for line in lines) and
+                   any(line.startswith("Resource 'Out': 0, 0") for line in lines), f"{args}: a dispatch ran", result)
         for adapter in ("CPU", "thread", "cpu"):  # any part of the name, any case
             result = run_ok(tool, ["-a", adapter, model], cwd)
             expect(result.stdout.startswith("Running on 'cpu ("), f"-a {adapter} did not choose the cpu", result)
