@@ -136,10 +136,20 @@ uint64_t read_le(std::span<const std::byte> bytes, size_t offset, size_t count) 
 }
 
 DML_TENSOR_DATA_TYPE data_type_of(const std::string& descr, const std::string& place, const std::string& file) {
-  const char order = descr.empty() ? '?' : descr[0];
-  std::string code = descr.empty() ? "" : descr.substr(1);
+  // A byte order first, or none ('f4' is NumPy's native order, as DxDispatch reads it too).
+  const bool ordered = !descr.empty() && std::string_view("<>|=").find(descr[0]) != std::string_view::npos;
+  const char order = ordered ? descr[0] : '=';
+  std::string code = ordered ? descr.substr(1) : descr;
   // NumPy's bool ('b1', a byte of 0 or 1) is INT8 to DxDispatch, which reads the 'b' as a signed byte.
   if (code == "b1") code = dtype_code(DML_TENSOR_DATA_TYPE_INT8);
+  // The one-character codes that NumPy and DxDispatch both read, as both read them ('?', NumPy's
+  // bool, is UINT8 to DxDispatch). np.save never writes them, but a header written by hand may.
+  static constexpr std::pair<std::string_view, DML_TENSOR_DATA_TYPE> kShortCodes[] = {
+      {"?", DML_TENSOR_DATA_TYPE_UINT8},   {"b", DML_TENSOR_DATA_TYPE_INT8},   {"B", DML_TENSOR_DATA_TYPE_UINT8},
+      {"h", DML_TENSOR_DATA_TYPE_INT16},   {"H", DML_TENSOR_DATA_TYPE_UINT16}, {"i", DML_TENSOR_DATA_TYPE_INT32},
+      {"f", DML_TENSOR_DATA_TYPE_FLOAT32}, {"d", DML_TENSOR_DATA_TYPE_FLOAT64}};
+  for (const auto& [short_code, type] : kShortCodes)
+    if (code == short_code) code = dtype_code(type);
   std::string supported;
   for (DML_TENSOR_DATA_TYPE type : data_types()) {
     if (!is_element_type(type)) continue;

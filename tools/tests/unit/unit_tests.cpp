@@ -46,6 +46,44 @@ void make_npy_round_trip() {
   CHECK(back.data.size() == sizeof values && std::memcmp(back.data.data(), values, sizeof values) == 0);
 }
 
+// A header's dtype in the one-character codes that NumPy and DxDispatch both read ('<d', 'B'), or
+// without a byte order ('f4'), as both read it; a code DxDispatch does not read ('<q') stays refused.
+void npy_short_type_codes() {
+  // A file of two elements of `type` whose header says `descr` instead: the same length, so that
+  // the header stays aligned (np.save's descr is always 5 characters with its quotes, '<f8').
+  const auto file_of = [](DML_TENSOR_DATA_TYPE type, const std::string& descr) {
+    const std::vector<std::byte> zeros(2 * element_bytes(type));
+    std::vector<std::byte> file = make_npy(type, zeros);
+    const std::string text(reinterpret_cast<const char*>(file.data()), file.size());
+    const size_t at = text.find("'descr': ") + 9;
+    const std::string quoted = ("'" + descr + "'" + "     ").substr(0, 5);
+    std::memcpy(file.data() + at, quoted.data(), 5);
+    return file;
+  };
+  const struct {
+    const char* descr;
+    DML_TENSOR_DATA_TYPE type;
+  } cases[] = {
+      {"<d", DML_TENSOR_DATA_TYPE_FLOAT64},  {"d", DML_TENSOR_DATA_TYPE_FLOAT64},  {"f8", DML_TENSOR_DATA_TYPE_FLOAT64},
+      {"=f8", DML_TENSOR_DATA_TYPE_FLOAT64}, {"<f", DML_TENSOR_DATA_TYPE_FLOAT32}, {"<i", DML_TENSOR_DATA_TYPE_INT32},
+      {"<h", DML_TENSOR_DATA_TYPE_INT16},    {"<H", DML_TENSOR_DATA_TYPE_UINT16},  {"|B", DML_TENSOR_DATA_TYPE_UINT8},
+      {"|b", DML_TENSOR_DATA_TYPE_INT8},     {"|?", DML_TENSOR_DATA_TYPE_UINT8}};
+  for (const auto& c : cases) {
+    const NpyArray back = parse_npy(file_of(c.type, c.descr), "short.npy", "test");
+    CHECK(back.type == c.type);
+    CHECK(back.data.size() == 2 * element_bytes(c.type));
+  }
+  for (const char* refused : {"<q", "<e", "", "<", "x8"}) {
+    bool threw = false;
+    try {
+      parse_npy(file_of(DML_TENSOR_DATA_TYPE_FLOAT64, refused), "short.npy", "test");
+    } catch (const ModelError&) {
+      threw = true;
+    }
+    CHECK(threw);
+  }
+}
+
 // half_from_double works on the bits: every half converts back to itself, a value halfway between
 // two neighbours goes to the even one, and anything past it to the other; beyond 65504 rounds to
 // infinity from 65520 on.
@@ -113,6 +151,7 @@ int main() {
   half_from_double_rounds_to_nearest_even();
   make_npy_of_no_elements();
   make_npy_round_trip();
+  npy_short_type_codes();
   if (failures == 0) std::puts("all unit tests passed");
   return failures;
 }
