@@ -10,12 +10,10 @@
 
 namespace opendml::tool {
 
-
 DML_TENSOR_DATA_TYPE read_data_type(const Node& node) {
   const std::string text = node.string();
   if (const std::optional<DML_TENSOR_DATA_TYPE> type = parse_data_type(text)) return *type;
-  node.fail("'" + text + "' is not a DML_TENSOR_DATA_TYPE (" +
-            comma_list(data_types(), data_type_name) + ")");
+  node.fail("'" + text + "' is not a DML_TENSOR_DATA_TYPE (" + comma_list(data_types(), data_type_name) + ")");
 }
 
 size_t read_enum(const Node& node, std::string_view prefix, std::span<const std::string_view> names) {
@@ -29,7 +27,9 @@ size_t read_enum(const Node& node, std::string_view prefix, std::span<const std:
 }
 
 bool equal_ignoring_case(std::string_view a, std::string_view b) {
-  return std::ranges::equal(a, b, [](char x, char y) { return std::tolower(x) == std::tolower(y); });
+  // std::tolower takes an unsigned char's value (or EOF): a byte past 0x7F (UTF-8 in a model's strings) as a
+  // negative char is undefined behaviour.
+  return std::ranges::equal(a, b, [](unsigned char x, unsigned char y) { return std::tolower(x) == std::tolower(y); });
 }
 
 uint32_t read_flags(const Node& node, std::string_view prefix, std::span<const std::string_view> names) {

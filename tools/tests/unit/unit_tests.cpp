@@ -9,6 +9,7 @@
 
 #include "elements.h"
 #include "errors.h"
+#include "model_enums.h"
 #include "npy.h"
 #include "timing.h"
 
@@ -143,9 +144,20 @@ void timings_stay_bounded() {
   CHECK(std::abs(stats.median - static_cast<double>(n) / 2) <= 4);
 }
 
+// equal_ignoring_case (command and dispatchable types) passed each char to std::tolower, which
+// takes an unsigned char's value: a byte past 0x7F, as in a UTF-8 type name, was a negative int
+// (undefined behaviour). Such bytes compare as themselves, in the C locale.
+void equal_ignoring_case_of_bytes_past_ascii() {
+  CHECK(equal_ignoring_case("Dispatch", "dISPATCH"));
+  CHECK(equal_ignoring_case("\xC3\x89print\xFF", "\xC3\x89PRINT\xFF"));
+  CHECK(!equal_ignoring_case("\xC3\x89", "\xC3\xA9"));
+  CHECK(!equal_ignoring_case("print\x80", "print"));
+}
+
 }  // namespace
 
 int main() {
+  equal_ignoring_case_of_bytes_past_ascii();
   timings_split_as_dxdispatch();
   timings_stay_bounded();
   half_from_double_rounds_to_nearest_even();
