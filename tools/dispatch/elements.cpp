@@ -186,6 +186,7 @@ std::string encode_element(const Json& value, DML_TENSOR_DATA_TYPE type, std::by
 
 void format_elements(std::string& out, DML_TENSOR_DATA_TYPE type, std::span<const std::byte> elements,
                      const ElementFormat& format) {
+  const size_t width = std::to_string(format.count).size();  // of a verbose line's index
   visit_element_type(type, [&]<class T>(std::type_identity<T>) {
     uint64_t index = format.first_index;
     for (size_t offset = 0; offset + sizeof(T) <= elements.size(); offset += sizeof(T), ++index) {
@@ -197,7 +198,6 @@ void format_elements(std::string& out, DML_TENSOR_DATA_TYPE type, std::span<cons
       // DxDispatch's verbose line: "[index] value (0xBITS)", the index right-aligned to the width of
       // the largest, the bits in upper-case hex right-aligned to two characters per byte.
       const std::string number = std::to_string(index);
-      const size_t width = std::to_string(format.count).size();
       out += "[" + std::string(width > number.size() ? width - number.size() : 0, ' ') + number + "] ";
       append_element<T>(out, elements.data() + offset, format.exact);
       uint64_t bits = 0;
