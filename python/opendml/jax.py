@@ -142,10 +142,15 @@ def _primitive(name: str, target: str, multiple_results: bool) -> Primitive:
 _typeof = getattr(jax, "typeof", None) or jax.core.get_aval  # the latter before JAX 0.6
 
 
+def _abstract(a):
+    """a's abstract value (a is an array, a tracer or an abstract value)."""
+    return a if isinstance(a, jax.core.AbstractValue) else _typeof(a)
+
+
 def _varying(a) -> frozenset:
     """The shard_map mesh axes over which a (an array, a tracer or an abstract value) varies: its
     manual axis type's (JAX 0.10 and later), or its vma (JAX 0.6 to 0.9); none outside shard_map."""
-    aval = a if isinstance(a, jax.core.AbstractValue) else _typeof(a)
+    aval = _abstract(a)
     mat = getattr(aval, "manual_axis_type", None)
     return frozenset(mat.varying) if mat is not None else frozenset(getattr(aval, "vma", ()))
 
@@ -155,7 +160,7 @@ def _aval(shape, dtype, weak_type: bool, like):
     (as JAX's own operations type theirs): without it, shard_map took a result computed per device for
     one the same on every device (an out_specs of P() returned device 0's result where jnp raises,
     and jax.grad inside shard_map failed on the cotangents' types)."""
-    aval = like if isinstance(like, jax.core.AbstractValue) else _typeof(like)
+    aval = _abstract(like)
     mat = getattr(aval, "manual_axis_type", None)
     if mat is not None and not mat.empty:  # JAX 0.10 and later: the manual axes come with the mesh
         spec = jax.sharding.PartitionSpec(*[None] * len(shape))

@@ -140,16 +140,16 @@ DML_TENSOR_DATA_TYPE data_type_of(const std::string& descr, const std::string& p
   const bool ordered = !descr.empty() && std::string_view("<>|=").find(descr[0]) != std::string_view::npos;
   const char order = ordered ? descr[0] : '=';
   std::string code = ordered ? descr.substr(1) : descr;
-  // NumPy's bool ('b1', a byte of 0 or 1) is INT8 to DxDispatch, which reads the 'b' as a signed byte.
-  if (code == "b1") code = dtype_code(DML_TENSOR_DATA_TYPE_INT8);
-  // The one-character codes that NumPy and DxDispatch both read, as both read them ('?', NumPy's
-  // bool, is UINT8 to DxDispatch). np.save never writes them, but a header written by hand may.
-  static constexpr std::pair<std::string_view, DML_TENSOR_DATA_TYPE> kShortCodes[] = {
-      {"?", DML_TENSOR_DATA_TYPE_UINT8},   {"b", DML_TENSOR_DATA_TYPE_INT8},   {"B", DML_TENSOR_DATA_TYPE_UINT8},
-      {"h", DML_TENSOR_DATA_TYPE_INT16},   {"H", DML_TENSOR_DATA_TYPE_UINT16}, {"i", DML_TENSOR_DATA_TYPE_INT32},
-      {"f", DML_TENSOR_DATA_TYPE_FLOAT32}, {"d", DML_TENSOR_DATA_TYPE_FLOAT64}};
-  for (const auto& [short_code, type] : kShortCodes)
-    if (code == short_code) code = dtype_code(type);
+  // Codes read as DxDispatch reads them, where NumPy reads them too: NumPy's bool ('b1', a byte of 0
+  // or 1) is INT8, as DxDispatch reads the 'b' as a signed byte, and the one-character codes ('?',
+  // NumPy's bool again, is UINT8 to DxDispatch). np.save writes no one-character code, but a header
+  // written by hand may.
+  static constexpr std::pair<std::string_view, DML_TENSOR_DATA_TYPE> kAliases[] = {
+      {"b1", DML_TENSOR_DATA_TYPE_INT8}, {"?", DML_TENSOR_DATA_TYPE_UINT8},   {"b", DML_TENSOR_DATA_TYPE_INT8},
+      {"B", DML_TENSOR_DATA_TYPE_UINT8}, {"h", DML_TENSOR_DATA_TYPE_INT16},   {"H", DML_TENSOR_DATA_TYPE_UINT16},
+      {"i", DML_TENSOR_DATA_TYPE_INT32}, {"f", DML_TENSOR_DATA_TYPE_FLOAT32}, {"d", DML_TENSOR_DATA_TYPE_FLOAT64}};
+  for (const auto& [alias, type] : kAliases)
+    if (code == alias) code = dtype_code(type);
   std::string supported;
   for (DML_TENSOR_DATA_TYPE type : data_types()) {
     if (!is_element_type(type)) continue;
@@ -157,7 +157,7 @@ DML_TENSOR_DATA_TYPE data_type_of(const std::string& descr, const std::string& p
     if (dtype_code(type) != code) continue;
     if (order == '>' && data_type_bits(type) > 8)
       throw ModelError(place, file + ": big-endian data ('" + descr + "') is not supported; save it little-endian");
-    if (order == '<' || order == '|' || order == '=' || order == '>') return type;
+    return type;
   }
   throw ModelError(place, file + ": the dtype '" + descr + "' is not supported (supported: " + supported + ")");
 }
