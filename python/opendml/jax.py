@@ -20,6 +20,7 @@ from collections.abc import Sequence
 
 import jax
 import jax.numpy as jnp
+import jaxlib
 import numpy as np
 from jax.extend.core import Primitive
 from jax.interpreters import ad, batching, mlir
@@ -42,13 +43,30 @@ _TARGETS = _opendml._jax_targets()  # {platform: {target: {stage: capsule}}}
 # platforms are started first, and both register at once; starting them leaves the caller's current
 # CUDA device where it was (XLA would leave its last GPU current).
 _opendml._jax_start_platforms(jax.devices)
-for _platform, _handlers in _TARGETS.items():
-    if hasattr(jax.ffi, "register_ffi_type"):
-        jax.ffi.register_ffi_type("opendml_jax_state", _opendml._jax_state_type(_platform), platform=_platform)
-    else:  # JAX before register_ffi_type took the type id alone
-        jax.ffi.register_ffi_type_id("opendml_jax_state", _opendml._jax_state_type(_platform)["type_id"], platform=_platform)
-    for _name, _stages in _handlers.items():
-        jax.ffi.register_ffi_target(_name, _stages, platform=_platform)
+
+
+def _register():
+    for platform, handlers in _TARGETS.items():
+        if hasattr(jax.ffi, "register_ffi_type"):
+            jax.ffi.register_ffi_type("opendml_jax_state", _opendml._jax_state_type(platform), platform=platform)
+        else:  # JAX before register_ffi_type took the type id alone
+            jax.ffi.register_ffi_type_id("opendml_jax_state", _opendml._jax_state_type(platform)["type_id"], platform=platform)
+        for name, stages in handlers.items():
+            jax.ffi.register_ffi_target(name, stages, platform=platform)
+
+
+try:
+    _register()
+except Exception as error:
+    # A jaxlib older than the one whose headers the handlers were compiled against refuses them
+    # (their FFI API version is newer than its own): the remedy is a rebuild, which JAX cannot say.
+    _built, _major, _minor = _opendml._jax_built_with
+    if _built == jaxlib.__version__:
+        raise
+    raise ImportError(
+        f"opendml.jax: this build's FFI handlers were compiled against jaxlib {_built} (XLA FFI API "
+        f"{_major}.{_minor}) and jaxlib {jaxlib.__version__} refused them: {error}. Reinstall opendml "
+        "with this jax installed, so that its handlers are built against it") from error
 
 _T = opendml.DataType
 

@@ -515,6 +515,8 @@ nb::dict state_type() {
 }  // namespace
 
 void bind_jax(nb::module_& m) {
+  // Which headers the handlers were compiled against: a jaxlib whose FFI API is older refuses them.
+  m.attr("_jax_built_with") = nb::make_tuple(OPENDML_JAXLIB_VERSION, XLA_FFI_API_MAJOR, XLA_FFI_API_MINOR);
   m.def("_jax_targets", &targets, "The FFI handlers, {platform: {target: {stage: capsule}}}.");
   m.def(
       "_jax_start_platforms",

@@ -731,6 +731,34 @@ def test_a_build_without_jax_says_so(monkeypatch):
         importlib.import_module("opendml.jax")
 
 
+@pytest.mark.parametrize("built", ["0.0.1", "installed"])
+def test_handlers_another_jaxlib_refuses_say_to_reinstall(monkeypatch, built):
+    """A jaxlib older than the headers the handlers were compiled against refuses them at import:
+    the error names both versions and the remedy; with the same jaxlib, JAX's own error passes on."""
+    import importlib
+    import sys
+
+    import jaxlib
+
+    from opendml import _opendml
+
+    def refuse(*args, **kwargs):
+        raise RuntimeError("handler's API version (9.9) is incompatible with the framework's")
+
+    _, major, minor = _opendml._jax_built_with
+    monkeypatch.setattr(_opendml, "_jax_built_with", (jaxlib.__version__ if built == "installed" else built, major, minor))
+    monkeypatch.setattr(jax.ffi, "register_ffi_target", refuse)
+    monkeypatch.delitem(sys.modules, "opendml.jax")
+    if built == "installed":
+        with pytest.raises(RuntimeError, match=r"API version \(9\.9\)"):
+            importlib.import_module("opendml.jax")
+    else:
+        message = (rf"compiled against jaxlib 0\.0\.1 \(XLA FFI API {major}\.{minor}\) and jaxlib {re.escape(jaxlib.__version__)} "
+                   r"refused them: .*API version \(9\.9\).*Reinstall opendml")
+        with pytest.raises(ImportError, match=message):
+            importlib.import_module("opendml.jax")
+
+
 def test_starting_the_platforms_passes_errors_on():
     """The import starts JAX's platforms through the extension, which keeps the current CUDA device
     (test_cuda.py checks that on 2 GPUs): what the start raises reaches the caller unchanged, and
