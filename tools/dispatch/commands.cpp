@@ -27,7 +27,8 @@ constexpr std::string_view kBindingFields[] = {"name",   "elementOffset", "eleme
 
 // A resource name (its whole buffer), or { "name", "elementOffset"?, "elementCount"?,
 // "elementSizeInBytes"? } counted in elements of elementSizeInBytes bytes, by default the size of an
-// element of the resource's initial data type (as in DxDispatch). As DxDispatch binds a DirectML
+// element of the resource's initial data type (as in DxDispatch; a mixed list has none, so there
+// the default is 0 bytes and an elementOffset alone binds from byte 0). As DxDispatch binds a DirectML
 // operator's buffer, the region runs from the offset to the end of DxDispatch's buffer (file_bytes:
 // a sizeInBytes as given, not rounded up to 4 as the device buffer is): elementCount is read and
 // otherwise left alone (DxDispatch uses it for HLSL views and serialized graphs only).
@@ -47,12 +48,16 @@ Region load_region(const Node& node, const Model& model) {
   const Resource& resource = model.resources[find_named(node.at("name"), model.resources, "resources")];
   const std::optional<Node> size_node = node.find("elementSizeInBytes");
   const uint64_t given_size = size_node ? size_node->uint32() : 0;
-  const uint64_t size = given_size != 0 ? given_size : element_bytes(resource.type);
+  const uint64_t size = given_size != 0 ? given_size : resource.mixed_list ? 0 : element_bytes(resource.type);
   uint64_t offset = 0;  // in bytes
   if (const std::optional<Node> offset_node = node.find("elementOffset")) {
     // DxDispatch binds from byte elementOffset * elementSizeInBytes to the end of the buffer, so that
     // byte must lie inside it; the buffer need not hold a whole number of such elements.
     const uint64_t elements = offset_node->uint64();
+    if (size == 0 && elements != 0)
+      offset_node->warn("has no effect: resource '" + resource.name +
+                        "' is a mixed list, which has no element size, so the binding starts at byte 0 as in "
+                        "DxDispatch; give elementSizeInBytes to count the offset in");
     const bool overflow = __builtin_mul_overflow(elements, size, &offset);
     if (overflow || offset >= resource.file_bytes) {
       // Appended piece by piece: GCC 12's -Wrestrict misfires on "..." + std::string here.

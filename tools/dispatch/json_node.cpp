@@ -167,6 +167,10 @@ std::string json_type_name(const Json& value) {
 
 void Node::fail(const std::string& why) const { throw ModelError(place_, why); }
 
+void Node::warn(const std::string& why) const {
+  if (policy_->warnings) *policy_->warnings << message_line("warning", place_, why) << std::endl;
+}
+
 void Node::expect(bool ok, const char* what) const {
   if (!ok) fail(std::string("must be ") + what + ", not " + json_type_name(json()));
 }
@@ -181,7 +185,7 @@ void Node::expect_object(std::span<const std::string_view> known) const {
     if (std::find(known.begin(), known.end(), key) != known.end()) continue;
     const std::string why = "unknown field '" + key + "' (known fields: " + comma_list(known, std::identity()) + ")";
     if (policy_->strict) fail(why);
-    if (policy_->warnings) *policy_->warnings << message_line("warning", place_, why + "; it is ignored") << std::endl;
+    warn(why + "; it is ignored");
   }
 }
 

@@ -58,6 +58,9 @@ class Node {
   const Json& json() const { return *value_; }
   const std::string& place() const { return place_; }
   [[noreturn]] void fail(const std::string& why) const;
+  // A warning line about this value on the policy's stream (KeyPolicy), for a value read as
+  // DxDispatch reads it where that may not be what the model means; --strict leaves it a warning.
+  void warn(const std::string& why) const;
 
   // Requires an object; a key not in `known` is warned about or, when strict, an error (KeyPolicy).
   void expect_object(std::span<const std::string_view> known) const;

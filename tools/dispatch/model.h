@@ -32,9 +32,12 @@ using FillElements = std::function<void(uint64_t first, std::span<std::byte> out
 struct Resource {
   std::string name;
   DML_TENSOR_DATA_TYPE type;  // of the initial values: print, writeFile and element offsets use it
-  uint64_t initial_count;     // elements of initial values: print shows as many, from byte 0
-  uint64_t file_bytes;        // DxDispatch's whole buffer: what writeFile writes and a binding ends at
-  uint64_t size_in_bytes;     // of the device buffer: the initial bytes or sizeInBytes, rounded up to 4
+  // DxDispatch's mixed list, which has no one data type (`type` is then UINT8, its bytes): a binding's
+  // elementOffset counts in its elementSizeInBytes alone, and binds from byte 0 without one.
+  bool mixed_list;
+  uint64_t initial_count;  // elements of initial values: print shows as many, from byte 0
+  uint64_t file_bytes;     // DxDispatch's whole buffer: what writeFile writes and a binding ends at
+  uint64_t size_in_bytes;  // of the device buffer: the initial bytes or sizeInBytes, rounded up to 4
   // An array's or a file's bytes are held once; a constant or a sequence is generated as it is
   // uploaded, so that the tool never holds a second copy of a large resource.
   FillElements fill;

@@ -21,6 +21,7 @@ struct InitialValues {
   DML_TENSOR_DATA_TYPE type;
   uint64_t count;
   FillElements fill;
+  bool mixed_list = false;  // DxDispatch's list of {type, value}: no initial data type
 };
 
 // The type the initial values are written in; only a .npy file can do without one.
@@ -97,7 +98,9 @@ InitialValues from_mixed_list(const Node& values, const Reader& reader) {
   }
   checked_bytes(bytes.size(), DML_TENSOR_DATA_TYPE_UINT8, values);
   reader.budget.take(bytes.size(), false, values.place(), "holding the initial values");
-  return held(DML_TENSOR_DATA_TYPE_UINT8, std::move(bytes));
+  InitialValues result = held(DML_TENSOR_DATA_TYPE_UINT8, std::move(bytes));
+  result.mixed_list = true;
+  return result;
 }
 
 // Repeats one element's bytes over `out` by doubling what is written, at memory speed.
@@ -352,7 +355,7 @@ Resource load_resource(const std::string& name, const Node& node, const std::fil
     }
     size = (size + 3) & ~uint64_t{3};
     context.budget.take(size, true, node.place(), "its device buffer");
-    return {name, values.type, values.count, dxdispatch_bytes, size, std::move(values.fill)};
+    return {name, values.type, values.mixed_list, values.count, dxdispatch_bytes, size, std::move(values.fill)};
   } catch (const std::bad_alloc&) {
     node.fail("out of memory while reading its initial values");
   }
