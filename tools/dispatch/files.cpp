@@ -26,12 +26,12 @@ FileFormat file_format(const std::filesystem::path& path, const std::string& pla
   // The system's file calls take C strings, which would end at the NUL and name another file.
   if (path.native().find('\0') != std::string::npos)
     throw ModelError(place, quoted(path) + " contains a NUL character, which no file name can hold");
-  // As DxDispatch decides it: by the extension in any case, .npy for NumPy, images for Windows
-  // Imaging Component, anything else raw bytes.
+  // As DxDispatch decides it: by the extension in any case, .npy for NumPy, .jpg and .png (no other
+  // image extension, .jpeg included) for Windows Imaging Component, anything else raw bytes.
   std::string extension = path.extension().string();
   for (char& c : extension) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (extension == ".npy") return FileFormat::kNpy;
-  if (extension == ".jpg" || extension == ".png" || extension == ".jpeg")
+  if (extension == ".jpg" || extension == ".png")
     throw ModelError(place, quoted(path) +
                                 " is an image; DxDispatch reads and writes images with Windows Imaging Component, "
                                 "which has no Linux counterpart here: use .npy");

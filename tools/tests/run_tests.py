@@ -170,7 +170,7 @@ def check_write_file(tool, model):
         written = [f"Resource '{r}' written to '{t}'" for r, t in [("values", "values.npy"), ("values", "values.bin"),
                    ("half", "half.npy"), ("bytes", "bytes.npy"), ("wide", "wide.npy"), ("bytes", "sub/folder/matrix.npy"),
                    ("odd", "odd.bin"), ("values", "flat.npy"), ("wide", "wide_flat.npy"),
-                   ("shifted", "shifted.bin")]]
+                   ("shifted", "shifted.bin"), ("values", "values.JPEG")]]
         compare(printed_lines(result), written, result)
         for name, want in expected.items():
             expect(read_npy(os.path.join(cwd, name)) == want, f"{name} does not hold {want}")
@@ -180,11 +180,14 @@ def check_write_file(tool, model):
             expect(f.read() == struct.pack("<f", 1) + bytes(2), "odd.bin does not hold 1 and 2 zero bytes")
         with open(os.path.join(cwd, "shifted.bin"), "rb") as f:  # the values first, whatever their offset says
             expect(f.read() == struct.pack("<2f", 1, 2) + bytes(8), "shifted.bin does not hold 1, 2 and 8 zero bytes")
+        with open(os.path.join(cwd, "values.JPEG"), "rb") as f:  # not an image to DxDispatch: raw bytes
+            expect(f.read() == struct.pack("<3f", 1, 2.5, -3), "values.JPEG does not hold 1, 2.5, -3")
         reader = os.path.join(cwd, "read_back.json")
         shutil.copy(os.path.join(HERE, "read_back.json"), reader)
         result = run(tool, ["--adapter", "cpu", reader], cwd)
         expect(result.returncode == 0 and result.stderr == "", "read_back.json did not run cleanly", result)
-        compare(printed_lines(result), ["Resource 'values': 1, 2.5, -3", "Resource 'raw': 1, 2.5, -3"], result)
+        compare(printed_lines(result), ["Resource 'values': 1, 2.5, -3", "Resource 'raw': 1, 2.5, -3",
+                                        "Resource 'jpeg': 1, 2.5, -3"], result)
 
 
 def run_ok(tool, args, cwd):
