@@ -47,7 +47,7 @@ Region load_region(const Node& node, const Model& model) {
   if (const std::optional<Node> field = node.find("shape")) field->elements();
   const Resource& resource = model.resources[find_named(node.at("name"), model.resources, "resources")];
   const std::optional<Node> size_node = node.find("elementSizeInBytes");
-  const uint64_t given_size = size_node ? size_node->uint32() : 0;
+  const uint64_t given_size = size_node ? size_node->uint64() : 0;  // a UINT64, as DxDispatch reads it
   const uint64_t size = given_size != 0 ? given_size : resource.mixed_list ? 0 : element_bytes(resource.type);
   uint64_t offset = 0;  // in bytes
   if (const std::optional<Node> offset_node = node.find("elementOffset")) {
