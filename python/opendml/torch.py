@@ -205,7 +205,7 @@ def nonzero(
     the whole tensor; opendml's coordinate offsets extension)."""
     op = "opendml.torch.nonzero"
     # Both paths take what the operator's schema takes: integers, and one for every column's fill.
-    offsets = None if offsets is None else list(offsets)
+    offsets = None if offsets is None else _listed(op, "offsets", offsets, "a sequence of integers")
     if offsets:
         _integers(op, offsets=offsets)
     if (columns is None or type(columns) is int) and (fill_value is None or type(fill_value) is int) and _eager((x,)):
@@ -300,6 +300,28 @@ def _integers(op: str, optional: bool = False, **values):
                 raise TypeError(f"{op}: {name} must be an integer, not {type(v).__name__}")
 
 
+def _is_count(sizes) -> bool:
+    """Whether split's `sizes` is a number of equal parts: an integer (Python's, NumPy's, a 0-d array
+    or tensor), not a sequence. A 1-D NumPy array or tensor has __index__ too, which fails on use: an
+    object with a length is a sequence of sizes, as the array layer takes it."""
+    if isinstance(sizes, (list, tuple, torch.Size)) or not hasattr(type(sizes), "__index__"):
+        return False
+    try:
+        len(sizes)
+    except TypeError:  # no length: a 0-d array or tensor, or a scalar
+        return True
+    return False
+
+
+def _listed(op: str, name: str, values, expected: str) -> list:
+    """A list of split's sizes or nonzero's offsets, from any iterable (a 1-D array or tensor too), or
+    a TypeError naming the argument and what it must be where it is not one."""
+    try:
+        return list(values)
+    except TypeError:
+        raise TypeError(f"{op}: {name} must be {expected}, not {type(values).__name__}") from None
+
+
 def _tensors(op: str, name: str, values) -> None:
     """A TypeError, as torch.nonzero and torch.cat raise one, for an argument that is not a tensor:
     the dispatcher took None for a tensor and the kernel raised an AttributeError on it, and raised
@@ -328,10 +350,10 @@ def split(x: torch.Tensor, sizes, axis: int = 0) -> list:
         _tensors(op, "x", [x])
     if type(axis) is not int:  # before the count's parts are worked out along it
         _integers(op, axis=axis)
-    if not isinstance(sizes, (list, tuple, torch.Size)) and hasattr(type(sizes), "__index__"):  # a count
+    if _is_count(sizes):
         _integers(op, sizes=[sizes])  # not a bool
         sizes = equal_parts(op, x.shape[normalize_axis(op, axis, x.dim())], operator.index(sizes))
-    sizes = list(sizes)
+    sizes = _listed(op, "sizes", sizes, "an integer or a sequence of integers")
     if type(axis) is int and all(type(s) is int for s in sizes) and _eager((x,)):
         return _split(x, sizes, axis)
     _integers(op, sizes=sizes)  # the axis is checked above

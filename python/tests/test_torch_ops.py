@@ -227,6 +227,25 @@ def test_arguments_that_are_not_integers_are_type_errors():
                 call()
 
 
+def test_split_sizes_of_an_array_or_tensor():
+    """A 1-D NumPy array or tensor of sizes is a sequence of sizes, as the array layer takes it (its
+    __index__, which only a single element has, made it a count and raised NumPy's or torch's
+    TypeError); a 0-d one is a count. What is neither a count nor iterable names the argument."""
+    a = torch.arange(12.0).reshape(3, 4)
+    for sizes in (np.array([1, 3]), torch.tensor([1, 3])):
+        assert all(torch.equal(p, q) for p, q in zip(odt.split(a, sizes, 1), torch.split(a, [1, 3], 1)))
+    with torch.no_grad():  # the dispatcher's path too
+        b = a.clone().requires_grad_()
+    assert [p.shape for p in odt.split(b, np.array([2, 1]), 0)] == [(2, 4), (1, 4)]
+    for count in (np.array(2), torch.tensor(2)):
+        assert [p.shape for p in odt.split(a, count, 1)] == [(3, 2), (3, 2)]
+    for sizes in (None, 1.5):
+        with pytest.raises(TypeError, match="opendml.torch.split: sizes must be an integer or a sequence of integers"):
+            odt.split(a, sizes, 1)
+    with pytest.raises(TypeError, match="opendml.torch.nonzero: offsets must be a sequence of integers, not int"):
+        odt.nonzero(a, offsets=3)
+
+
 def test_opcheck():
     g = torch.Generator().manual_seed(5)
     # Every element non-zero: rows past the count are unspecified, and opcheck compares all rows.
