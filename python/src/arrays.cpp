@@ -403,7 +403,7 @@ void column_values(Call& call, nb::handle arg, int64_t n, const char* name, bool
   for (nb::handle v : nb::borrow<nb::sequence>(arg)) one(v);
 }
 
-nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed, const std::string& index_dtype,
+nb::tuple nonzero(nb::handle x, nb::handle columns, bool transposed, const std::string& index_dtype,
                   nb::handle offsets_arg, nb::handle fill_arg, nb::handle out, nb::handle stream) {
   Call call("nonzero: ", x, "x", stream);
   // NumPy's nonzero skips a masked array's masked elements; its data, which DLPack hands over, keeps them.
@@ -415,7 +415,7 @@ nb::tuple nonzero(nb::handle x, std::optional<int64_t> columns, bool transposed,
   const Borrowed input = call.take(x, {call.prefix, "x"}, false);
   if (input.ndim == 0) invalid("nonzero: x is 0-d; DirectML tensors have at least one dimension (reshape it to (1,))");
   const int64_t m = input.size();
-  const int64_t n = columns ? *columns : input.ndim;
+  const int64_t n = columns.is_none() ? input.ndim : integer(columns, {call.prefix, "columns"});
   if (n < 1 || n > input.ndim)
     invalid("nonzero: columns is " + std::to_string(n) + "; coordinates have 1 to x.ndim (" +
             std::to_string(input.ndim) + ") columns");
@@ -547,7 +547,7 @@ const std::string& join_split_key(char op, Call& call, uint32_t axis, uint32_t e
   return key;
 }
 
-nb::object concat(nb::handle arrays_arg, int64_t axis, nb::handle out, nb::handle stream) {
+nb::object concat(nb::handle arrays_arg, nb::handle axis_arg, nb::handle out, nb::handle stream) {
   // The arrays as a tuple of the call's own, which holds each for the whole call: the array layer
   // keeps only their handles (a PyTorch tensor borrowed through its exchange API, its memory too),
   // while a sequence that makes its items as it is indexed (a NumPy array's rows) would drop them,
@@ -559,6 +559,7 @@ nb::object concat(nb::handle arrays_arg, int64_t axis, nb::handle out, nb::handl
   const size_t count = nb::len(arrays);
   if (count == 0) invalid("concat: arrays is empty; concatenation needs at least one array");
   Call call("concat: ", arrays[0], "arrays[0]", stream);
+  const int64_t axis = integer(axis_arg, {call.prefix, "axis"});
   BorrowedArrays in(count);
   for (size_t i = 0; i < count; ++i) {
     check_gradient_kept(arrays[i], {call.prefix, "arrays", int(i)});
@@ -600,8 +601,9 @@ nb::object concat(nb::handle arrays_arg, int64_t axis, nb::handle out, nb::handl
   return result;
 }
 
-nb::list split(nb::handle x, nb::handle sizes, int64_t axis, nb::handle out, nb::handle stream) {
+nb::list split(nb::handle x, nb::handle sizes, nb::handle axis_arg, nb::handle out, nb::handle stream) {
   Call call("split: ", x, "x", stream);
+  const int64_t axis = integer(axis_arg, {call.prefix, "axis"});
   check_gradient_kept(x, {call.prefix, "x"});
   const Borrowed input = call.take(x, {call.prefix, "x"}, false);
   if (input.ndim == 0) invalid("split: x is 0-d; zero-dimensional arrays cannot be split");

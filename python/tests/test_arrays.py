@@ -684,6 +684,25 @@ def test_invalid_input_raises_error():
     raises(opendml.Error, "DimensionCount is 9", opendml.concat, [np.zeros([1] * 9, np.float32)])
 
 
+def test_an_axis_or_columns_that_is_no_64_bit_integer_names_itself():
+    """An axis or columns past 64 bits, or not an integer, is opendml.Error naming the argument, as a
+    size is; nanobind's int64 parameter refused them with its TypeError listing the signature, which
+    for 2**70 said that an int was given where an int is taken."""
+    a = np.zeros((2, 3), np.float32)
+    for call, what in ((lambda v: opendml.concat([a, a], v), "concat: axis"),
+                       (lambda v: opendml.split(a, 1, v), "split: axis"),
+                       (lambda v: opendml.nonzero(a, columns=v), "nonzero: columns")):
+        raises(opendml.Error, f"^{what} does not fit in 64 bits$", call, 2**70)
+        raises(opendml.Error, f"^{what} does not fit in 64 bits$", call, -(2**64))
+        raises(opendml.Error, f"^{what} is a float; it must be an integer$", call, 1.0)
+        raises(opendml.Error, f"^{what} is a str; it must be an integer$", call, "1")
+    # Integers of every kind are taken as before.
+    assert opendml.concat([a, a], np.int64(1)).shape == (2, 6)
+    assert [p.shape for p in opendml.split(a, 3, axis=np.uint8(1))] == [(2, 1)] * 3
+    assert opendml.nonzero(a, columns=np.int16(2))[0].shape == (6, 2)
+    assert opendml.nonzero(a, columns=None)[0].shape == (6, 2)
+
+
 # ---- 64-bit indices (opendml's extension, asked for by the array layer where needed) ---------------
 
 
