@@ -1,6 +1,7 @@
 // Runs a loaded model on a device, following DirectML's lifecycle (docs/contract.md section 5): operators
 // are created (at the chosen feature level) and compiled, and their temporary and persistent
-// regions allocated, before any command runs; each is initialized at its first dispatch; every
+// regions allocated, before any command runs; each is initialized before the first command, as in
+// DxDispatch, or at its first dispatch where that dispatch binds its OWNED_BY_DML inputs; every
 // resource lives in device memory.
 #pragma once
 
