@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On a machine with an NVIDIA GPU: build with the CUDA backend, run the GPU tests, run them again
 # under compute-sanitizer (memcheck, racecheck and synccheck), then the GPU benchmark. Logs go to $OUT when it
-# is set (the device tool's output folder), else to build/gpu-logs.
+# is set (a folder of the caller's choosing), else to build/gpu-logs.
 #
 #   scripts/gpu-check.sh [build|test|sanitize|bench]...   (default: all four)
 #   MEMCHECK_FILTER / RACECHECK_FILTER / SYNCCHECK_FILTER narrow the sanitized tests (default: Device*-*Huge*, and

@@ -4,8 +4,8 @@
 # and of 4 where there are 4 GPUs; CUDA graph capture included), and the one-process ones, which
 # see every GPU here as they cannot on a machine of one (bench/NOTES.md, "The GPU checks of
 # 4d0d80e"); then opendml.distributed's weak-scaling benchmark on 1, 2 and 4 GPUs
-# (as many as there are). Logs and JSON go to $OUT when it is set (the device tool's output
-# folder), else to build/gpu-logs. Extra arguments go to the benchmark (--log2 24 for a quick run).
+# (as many as there are). Logs and JSON go to $OUT when it is set (a folder of the caller's
+# choosing), else to build/gpu-logs. Extra arguments go to the benchmark (--log2 24 for a quick run).
 # docs/distributed.md describes the tests and the benchmark.
 #
 #   scripts/gpu-distributed.sh [benchmark arguments...]
