@@ -292,6 +292,14 @@ TEST(Validation, UnknownOperatorTypeUnsupported) {
   }
 }
 
+// DML_OPERATOR_INVALID is no operator at all: the caller's mistake (DirectML's E_INVALIDARG), not
+// one opendml lacks.
+TEST(Validation, OperatorTypeInvalidRejected) {
+  OpDesc d = sample_join();
+  d.op().Type = DML_OPERATOR_INVALID;
+  EXPECT_TRUE(create_fails(d, kInvalid, {"operator type 0 is DML_OPERATOR_INVALID", "JOIN (63)"}));
+}
+
 TEST(Validation, UnknownFeatureLevelRejected) {
   for (unsigned level : {0x0100u, 0x1100u, 0x4200u, 0x6500u, 0x7FFFu}) {  // within the enum's range
     char hex[16];

@@ -76,6 +76,11 @@ Result<OperatorDef> create_operator_def(const DML_OPERATOR_DESC* desc, DML_FEATU
   if ((create.extensions & ~uint32_t{ODML_EXTENSIONS_ALL}) != 0)
     return invalid_argument("extensions 0x", std::hex, create.extensions,
                             " name bits that are not odml_extension values (all: 0x", ODML_EXTENSIONS_ALL, ")");
+  // DML_OPERATOR_INVALID names no operator: the caller's mistake, as in DirectML (E_INVALIDARG), not an
+  // operator opendml lacks (docs/contract.md section 4).
+  if (desc->Type == DML_OPERATOR_INVALID)
+    return invalid_argument("operator type 0 is DML_OPERATOR_INVALID, which names no operator; opendml implements ",
+                            implemented_operators());
   const OperatorEntry* entry = nullptr;
   for (const OperatorEntry& e : kOperators)
     if (e.type == desc->Type) entry = &e;
