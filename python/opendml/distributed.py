@@ -58,6 +58,8 @@ def _parse(op, x, dim, group):
     local, d, group, mesh = _parse_layout(op, x, dim, group)
     if local.layout != torch.strided:
         raise opendml.UnsupportedError(f"{op}: the piece is a {local.layout} tensor; opendml.distributed takes strided ones")
+    if local.is_nested:  # strided in layout, but without one shape (torch raises a RuntimeError reading it)
+        raise opendml.UnsupportedError(f"{op}: the piece is a nested tensor; opendml.distributed takes strided ones")
     # A lazily negated or conjugated view (z.conj(), its .imag) as the values it stands for: the
     # pieces go to the array layer and the collectives as their bits. Free where neither flag is set.
     return local.resolve_conj().resolve_neg(), d, group, mesh
@@ -118,12 +120,24 @@ def _check_piece(kind: str, t: torch.Tensor) -> None:
 _ERRORS = {"Error": opendml.Error, "UnsupportedError": opendml.UnsupportedError, "TypeError": TypeError}
 
 
+def _problem(e: Exception) -> tuple:
+    """One rank's exception as every rank raises it (a key of _ERRORS, the message): the package's
+    and TypeError as they are, torch's own NotImplementedError (an operator it lacks for a type) as
+    an UnsupportedError, and anything else (torch's RuntimeError, say) as an opendml.Error naming it."""
+    if isinstance(e, TypeError):
+        return "TypeError", str(e)
+    if isinstance(e, NotImplementedError):
+        return "UnsupportedError", str(e)
+    return "Error", str(e) if isinstance(e, ValueError) else f"{type(e).__name__}: {e}"
+
+
 def _arguments(op: str, xs, dim, group, validate: bool, args) -> _Args:
     """Every input's local piece and the layout they share. With validate, every rank's description
     of its arguments (problems, `args`, element types, shapes, sharded dimension) is exchanged on
     the host, and any problem or disagreement raises the same error on every rank."""
-    problem, parsed = None, []
+    problem, parsed, described = None, [], None
     try:
+        described = repr(args)  # the arguments go as their repr: whatever they are, it pickles, and equal values compare equal
         if not isinstance(xs, (list, tuple)):
             raise TypeError(f"{op}: expected a list of tensors, got {type(xs).__name__}")
         parsed = [_parse(op, x, dim, group) for x in xs]
@@ -133,13 +147,10 @@ def _arguments(op: str, xs, dim, group, validate: bool, args) -> _Args:
             raise opendml.Error(f"{op}: the inputs must share their group, mesh and sharded dimension (all sharded along one, or all replicated)")
         for t, *_ in parsed:
             _check_piece(args[0], t)
-    except (ValueError, TypeError, NotImplementedError) as e:
+    except Exception as e:  # whatever it is: raised on this rank alone, it left the others waiting in the exchange
         if not validate:
             raise
-        # Raised on every rank as the same kind of exception: torch's own NotImplementedError (an
-        # operator it lacks for a type) became an opendml.Error, a ValueError, on every rank.
-        kind = "TypeError" if isinstance(e, TypeError) else "UnsupportedError" if isinstance(e, NotImplementedError) else "Error"
-        problem = (kind, str(e))
+        problem = _problem(e)
     if parsed and problem is None:
         d, g, mesh = parsed[0][1:]
     else:
@@ -158,8 +169,7 @@ def _arguments(op: str, xs, dim, group, validate: bool, args) -> _Args:
         shapes = [tuple(x.shape) if mesh is not None else _with(t.shape, d, t.shape[d] * world) for x, t in zip(xs, locals_)]
         return _Args(locals_, d, g, mesh, rank, world, [chunk_sizes(s[d], world) for s in shapes], shapes)
 
-    # The arguments go as their repr: whatever they are, it pickles, and equal values compare equal.
-    mine = (problem, repr(args), d, [(str(t.dtype), t.device.type, tuple(t.shape)) for t in locals_], mesh is not None)
+    mine = (problem, described, d, [(str(t.dtype), t.device.type, tuple(t.shape)) for t in locals_], mesh is not None)
     every = [None] * world
     dist.all_gather_object(every, mine, group=g)
     for r, (p, *_) in enumerate(every):

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import traceback
+import warnings
 
 import pytest
 import torch
@@ -624,6 +625,37 @@ def case_mismatches_raise_on_every_rank():
     assert int(total) == x.numel() * dist.get_world_size()
 
 
+def case_any_local_exception_raises_on_every_rank():
+    # Whatever one rank's arguments raise while they are checked, before the exchange, every rank
+    # raises: torch's RuntimeError too (a nested tensor's shape), which escaped the check on its
+    # rank alone while the others waited in the exchange for it.
+    rank, last, dev = dist.get_rank(), dist.get_world_size() - 1, _device()
+    x = torch.ones(4, 3, device=dev)
+    with warnings.catch_warnings():  # torch's: the strided layout of nested tensors is a prototype
+        warnings.simplefilter("ignore", UserWarning)
+        nested = torch.nested.nested_tensor([torch.ones(2), torch.ones(3)], device=dev)
+    for mine, on in ((nested if rank == last else x, last), (nested, 0)):  # on one rank, on every one
+        with pytest.raises(opendml.UnsupportedError, match=r"the piece is a nested tensor; .* takes strided ones \(on rank %d\)" % on):
+            odd.nonzero(mine, dim=0)
+        with pytest.raises(opendml.UnsupportedError, match="nested tensor"):
+            odd.join([x, mine], 0, dim=0)
+    check_piece = odd._check_piece
+
+    def broken(kind, t):  # anything else that one rank raises (a RuntimeError of torch's, say)
+        raise RuntimeError("broken on this rank")
+
+    odd._check_piece = broken if rank == last else check_piece
+    try:
+        for call in (lambda: odd.nonzero(x, dim=0, gather=True), lambda: odd.join([x, x], 1, dim=0),
+                     lambda: odd.split(x, [1, 2], 1, dim=0)):
+            with pytest.raises(opendml.Error, match=r"RuntimeError: broken on this rank \(on rank %d\)" % last):
+                call()
+    finally:
+        odd._check_piece = check_piece
+    # The world still works: nothing was left hanging.
+    assert int(odd.nonzero(x, dim=0, gather=True)[1]) == x.numel() * dist.get_world_size()
+
+
 def case_benchmark(path):
     # The benchmark's measuring code at a tiny size on this world (torchrun's part is
     # test_benchmark_command's).
@@ -644,7 +676,7 @@ def case_benchmark(path):
 
 CASES = [case_nonzero, case_nonzero_any_sizes, case_gathered_nonzero_reads_the_gathered_input, case_one_element_shards_with_any_strides, case_nonzero_dtensor, case_nonzero_validate_off,
          case_subgroups, case_join, case_split, case_dtensor_join_split, case_lazy_views, case_no_movement_when_pieces_line_up,
-         case_mismatches_raise_on_every_rank]
+         case_mismatches_raise_on_every_rank, case_any_local_exception_raises_on_every_rank]
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.__name__[5:])
