@@ -74,15 +74,22 @@ def _parse_layout(op, x, dim, group):
             raise opendml.Error(f"{op}: a DTensor brings its own sharded dimension and group; leave dim and group out")
         (placement,) = x.placements
         if isinstance(placement, Replicate):
-            return x.to_local(), None, mesh.get_group(), mesh
+            return x.to_local(), None, _mesh_group(mesh), mesh
         if type(placement) is Shard:  # not a subclass such as _StridedShard
-            return x.to_local(), placement.dim % x.dim(), mesh.get_group(), mesh
+            return x.to_local(), placement.dim % x.dim(), _mesh_group(mesh), mesh
         raise opendml.UnsupportedError(f"{op}: placement {placement}; opendml.distributed takes Shard(d) and Replicate()")
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"{op}: expected a torch.Tensor or DTensor, got {type(x).__name__}")
     _not_bool(op, "dim", dim)
     d = None if dim is None else normalize_axis(op, dim, x.dim())
     return x, d, group if group is not None else dist.group.WORLD, None
+
+
+def _mesh_group(mesh):
+    """A 1-D mesh's process group; for a process outside the mesh, which torch gives no group of it
+    (get_group raises an IndexError there), the one that new_group gives such a process, which the
+    check of the group's membership refuses."""
+    return mesh.get_group() if mesh.get_coordinate() is not None else dist.GroupMember.NON_GROUP_MEMBER
 
 
 @functools.lru_cache(maxsize=64)
@@ -156,11 +163,11 @@ def _arguments(op: str, xs, dim, group, validate: bool, args) -> _Args:
     else:
         d, mesh = None, None
         xs = xs if isinstance(xs, (list, tuple)) else []
-        g = next((x.device_mesh.get_group() for x in xs
+        g = next((_mesh_group(x.device_mesh) for x in xs
                   if DTensor is not None and isinstance(x, DTensor) and x.device_mesh.ndim == 1), group or dist.group.WORLD)
     rank, world = dist.get_rank(g), dist.get_world_size(g)
     if rank < 0:  # torch's collectives skip such a process (with a warning); nothing here would mean anything
-        raise opendml.Error(f"{op}: this process (global rank {dist.get_rank()}) is not in the group")
+        raise opendml.Error(f"{op}: this process (global rank {dist.get_rank()}) is not in the group (or the DTensor's device mesh)")
     locals_ = [p[0] for p in parsed]
     if not validate:
         if d is None:

@@ -344,6 +344,18 @@ def case_subgroups():
                      lambda: odd.split(local, [6], 0, dim=1, group=other, validate=validate)):
             with pytest.raises(opendml.Error, match=r"global rank %d\) is not in the group" % rank):
                 call()
+    # A DTensor on a mesh of the other half: the same error (torch's mesh has no group for this
+    # process, and asking it for one raised an IndexError).
+    from torch.distributed.device_mesh import DeviceMesh
+    from torch.distributed.tensor import Shard, distribute_tensor
+
+    meshes = [DeviceMesh(_device().type, list(range(half))), DeviceMesh(_device().type, list(range(half, world)))]  # on every rank, in order
+    outside = distribute_tensor(x.to(_device()), meshes[rank < half], [Shard(1)])
+    for validate in (True, False):
+        for call in (lambda: odd.nonzero(outside, validate=validate), lambda: odd.nonzero(outside, gather=True, validate=validate),
+                     lambda: odd.join([outside, outside], 0, validate=validate), lambda: odd.split(outside, [6], 0, validate=validate)):
+            with pytest.raises(opendml.Error, match=r"global rank %d\) is not in the group" % rank):
+                call()
     for g in groups:
         dist.destroy_process_group(g)
 
