@@ -152,6 +152,11 @@ def _arguments(op: str, xs, dim, group, validate: bool, args) -> _Args:
             raise opendml.Error(f"{op}: needs at least one input")
         if any(p[1:] != parsed[0][1:] for p in parsed):
             raise opendml.Error(f"{op}: the inputs must share their group, mesh and sharded dimension (all sharded along one, or all replicated)")
+        # Before the exchange, which compares the ranks' device types alone: an input on another
+        # device of this rank (another GPU) would raise here alone, or an empty one pass unnoticed.
+        for i, (t, *_) in enumerate(parsed):
+            if t.device != parsed[0][0].device:
+                raise opendml.Error(f"{op}: input {i} is on {t.device} but input 0 on {parsed[0][0].device}; a rank's inputs must be on one device")
         for t, *_ in parsed:
             _check_piece(args[0], t)
     except Exception as e:  # whatever it is: raised on this rank alone, it left the others waiting in the exchange

@@ -617,6 +617,13 @@ def case_mismatches_raise_on_every_rank():
                          lambda: odd.split(mine_q, [1, 2], 1, dim=0)):
                 with pytest.raises(opendml.UnsupportedError, match=r"quantized type; dequantize\(\) it first \(on rank \d\)"):
                     call()
+    # A rank's inputs on two devices are refused, as torch.cat refuses them, on every path: an empty
+    # one (here on the meta device, as another GPU would be) was dropped along the sharded axis and
+    # the join went ahead, and along another axis the local JOIN refused it on its rank alone.
+    for axis, replicated in ((0, False), (0, True), (1, False)):
+        other = torch.ones((0, 3) if axis == 0 else (4, 0), device="meta")
+        with pytest.raises(opendml.Error, match=r"input 1 is on meta but input 0 on %s\S*; a rank's inputs must be on one device \(on rank 0\)" % dev.type):
+            odd.join([x, other], axis, dim=0, replicated=replicated)
     # Bools are no integers here, as in opendml.torch and torch.cat; a count of NumPy's is one.
     for call in (lambda: odd.nonzero(x, dim=True), lambda: odd.join([x, x], True, dim=0),
                  lambda: odd.split(x, 3, True, dim=0)):
