@@ -362,6 +362,13 @@ def split(x, sizes, axis: int = 0, *, dim: Optional[int] = None, group=None, val
     op = "opendml.distributed.split"
     # A list of ints whether a rank gave a tuple or NumPy integers, so that the ranks compare them
     # alike; anything else is described as it is, and refused below on every rank.
+    if not isinstance(sizes, (list, tuple)) and hasattr(sizes, "tolist") and getattr(sizes, "ndim", None) in (0, 1):
+        # As opendml.torch.split takes them: a 1-D array's or tensor's sizes, a 0-d one's count. A
+        # value that cannot be read (a meta tensor) is left as it is, to be refused on every rank.
+        try:
+            sizes = sizes.tolist()
+        except Exception:
+            pass
     listed = isinstance(sizes, (list, tuple)) and all(_integer(n) for n in sizes)
     if listed:
         sizes = [int(n) for n in sizes]

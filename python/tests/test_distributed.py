@@ -17,6 +17,7 @@ import tempfile
 import traceback
 import warnings
 
+import numpy as np
 import pytest
 import torch
 import torch.distributed as dist
@@ -410,6 +411,14 @@ def case_split():
             for p, w in zip(parts, want):
                 _equal(_gathered(p, d), w)
                 _equal(p, _shard(w, d).cpu())
+    # sizes as opendml.torch.split takes them too: a 1-D NumPy array or tensor, a 0-d one for a count
+    x = _global((12, 3), torch.float32, 0.7, seed=9)
+    for sizes in (np.array([4, 0, 8]), torch.tensor([4, 0, 8]), np.int64(3), torch.tensor(3), np.array(3)):
+        want = torch.split(x, 4 if np.ndim(sizes) == 0 else [4, 0, 8], 0)
+        parts = odd.split(_shard(x, 0), sizes, 0, dim=0)
+        assert len(parts) == len(want)
+        for p, w in zip(parts, want):
+            _equal(_gathered(p, 0), w)
 
 
 def case_lazy_views():
