@@ -369,3 +369,21 @@ def test_prepare_takes_a_serialized_model_or_a_path(tmp_path):
     for bad in (None, 5, model.graph):
         with pytest.raises(TypeError, match="takes an onnx.ModelProto, its bytes or a path"):
             backend.prepare(bad)
+
+
+def test_outputs_that_no_node_makes_are_copies():
+    """A graph output that is a graph input or an initializer is returned as a copy, as ONNX Runtime
+    returns it: the initializer's own array was returned, so writing to the output changed what every
+    later run read, and an input came back as the caller's own array."""
+    f = TensorProto.FLOAT
+    c = helper.make_tensor("c", f, [2], [1.0, 2.0])  # in float_data: NumPy reads it into a writable array
+    graph = helper.make_graph([node("NonZero", ["x"], ["y"])], "g", [helper.make_tensor_value_info("x", f, [2])],
+                              [helper.make_tensor_value_info(n, t, s) for n, t, s in (("y", TensorProto.INT64, [1, None]), ("c", f, [2]), ("x", f, [2]))],
+                              [c])
+    rep = backend.prepare(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
+    x = np.array([0.0, 3.0], np.float32)
+    _, c_out, x_out = rep.run([x])
+    assert x_out is not x and np.array_equal(x_out, x)
+    c_out[0] = 99.0
+    x_out[0] = 99.0
+    assert rep.run([x])[1].tolist() == [1.0, 2.0] and x.tolist() == [0.0, 3.0]

@@ -105,6 +105,10 @@ class OpenDMLBackendRep(base.BackendRep):
         self._shapes = {i.name: [d.dim_value if d.HasField("dim_value") else None for d in i.type.tensor_type.shape.dim]
                         if i.type.tensor_type.HasField("shape") else None for i in graph.input}
         self._outputs = [o.name for o in graph.output]
+        # Outputs no node makes (graph inputs, initializers) are returned as copies, as ONNX Runtime
+        # returns them: not the caller's array, nor the constant later runs read.
+        made = {n for node in self._nodes for n in node.output}
+        self._copied = {n for n in self._outputs if n not in made}
 
     def run(self, inputs, **kwargs):
         values = dict(self._constants)
@@ -137,7 +141,8 @@ class OpenDMLBackendRep(base.BackendRep):
         for node in self._nodes:
             results = run_operator(node, [values[n] if n else None for n in node.input], self._opset)
             values.update(zip(node.output, results))
-        return base.namedtupledict("Outputs", self._outputs)(*[values[n] for n in self._outputs])
+        return base.namedtupledict("Outputs", self._outputs)(*[np.array(values[n]) if n in self._copied else values[n]
+                                                               for n in self._outputs])
 
 
 class OpenDMLBackend(base.Backend):
