@@ -387,3 +387,15 @@ def test_outputs_that_no_node_makes_are_copies():
     c_out[0] = 99.0
     x_out[0] = 99.0
     assert rep.run([x])[1].tolist() == [1.0, 2.0] and x.tolist() == [0.0, 3.0]
+
+
+def test_graph_inputs_that_are_no_tensors_are_refused():
+    """NonZero, Concat and Split take tensors: a sequence fed to Concat was stacked into one array by
+    NumPy and joined ([2, 2, 5] for two [2, 5] tensors), a model ONNX Runtime refuses."""
+    f = TensorProto.FLOAT
+    inputs = [helper.make_tensor_sequence_value_info("x", f, [2, 5]), helper.make_sparse_tensor_value_info("x", f, [2, 5]),
+              helper.make_value_info("x", helper.make_optional_type_proto(helper.make_tensor_type_proto(f, [2, 5])))]
+    for given in inputs:
+        graph = helper.make_graph([node("Concat", ["x", "x"], ["y"], axis=0)], "g", [given], [helper.make_tensor_value_info("y", f, [4, 5])])
+        with pytest.raises(NotImplementedError, match=r"graph input 'x' is a (sequence|sparse_tensor|optional); opendml.onnx takes tensors"):
+            backend.prepare(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))

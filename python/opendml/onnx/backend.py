@@ -96,6 +96,11 @@ class OpenDMLBackendRep(base.BackendRep):
         self._nodes = list(graph.node)
         for node in self._nodes:
             check_operator(node)
+        for i in graph.input:  # a sequence would reach NumPy as a list, which it stacks into one array
+            kind = i.type.WhichOneof("value")
+            if kind != "tensor_type":
+                raise opendml.UnsupportedError(f"opendml.onnx: graph input '{i.name}' is a {str(kind).removesuffix('_type')}; "
+                                               "opendml.onnx takes tensors, as NonZero, Concat and Split do")
         self._constants = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
         self._constants.update({t.values.name: _dense(t) for t in graph.sparse_initializer})
         # The inputs run() takes by position; a graph input with an initializer may be given by name.
