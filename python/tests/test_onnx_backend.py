@@ -399,3 +399,28 @@ def test_graph_inputs_that_are_no_tensors_are_refused():
         graph = helper.make_graph([node("Concat", ["x", "x"], ["y"], axis=0)], "g", [given], [helper.make_tensor_value_info("y", f, [4, 5])])
         with pytest.raises(NotImplementedError, match=r"graph input 'x' is a (sequence|sparse_tensor|optional); opendml.onnx takes tensors"):
             backend.prepare(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
+
+
+def test_errors_in_a_model_name_the_node():
+    """What a node of a model refuses names that node (its name, where it has one, and its outputs),
+    as ONNX Runtime names the node it was running; the message named only the operator, which two
+    nodes of a model can share."""
+    f = TensorProto.FLOAT
+    graph = helper.make_graph(
+        [node("Split", ["x", "s"], ["a", "b"], axis=1, name="first"), node("Split", ["x", "t"], ["c", "d"], axis=0),
+         node("NonZero", ["x"], ["y"], name="where")],
+        "g", [helper.make_tensor_value_info(n, t, s) for n, t, s in (("x", f, [2, 6]), ("s", TensorProto.INT64, [2]), ("t", TensorProto.INT64, [2]))],
+        [helper.make_tensor_value_info(n, f, [None, None]) for n in "abcd"] + [helper.make_tensor_value_info("y", TensorProto.INT64, [2, None])])
+    rep = backend.prepare(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
+    x, good = np.ones((2, 6), np.float32), np.array([1, 1], np.int64)
+    with pytest.raises(opendml.Error, match=r"add up to 6, .* \(in the Split node 'first' of outputs \['a', 'b'\]\)$"):
+        rep.run([x, np.array([2, 2], np.int64), good])
+    with pytest.raises(opendml.Error, match=r"add up to 2, .* \(in the Split node of outputs \['c', 'd'\]\)$"):
+        rep.run([x, np.array([2, 4], np.int64), np.array([2, 2], np.int64)])
+    # The class stays: a refused element type is still a NotImplementedError.
+    graph.input[0].type.tensor_type.elem_type = TensorProto.DOUBLE
+    for n in "abcd":
+        graph.output["abcd".index(n)].type.tensor_type.elem_type = TensorProto.DOUBLE
+    rep = backend.prepare(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
+    with pytest.raises(NotImplementedError, match=r"NonZero of DOUBLE: .* \(in the NonZero node 'where' of outputs \['y'\]\)$"):
+        rep.run([x.astype(np.float64), np.array([2, 4], np.int64), good])

@@ -144,7 +144,11 @@ class OpenDMLBackendRep(base.BackendRep):
                                     f"{['?' if d is None else d for d in dims]}")
         # ONNX keeps the nodes of a graph in topological order.
         for node in self._nodes:
-            results = run_operator(node, [values[n] if n else None for n in node.input], self._opset)
+            try:
+                results = run_operator(node, [values[n] if n else None for n in node.input], self._opset)
+            except (opendml.Error, opendml.UnsupportedError) as e:  # which of the model's nodes, as ONNX Runtime says
+                name = f" '{node.name}'" if node.name else ""
+                raise type(e)(f"{e} (in the {node.op_type} node{name} of outputs {list(node.output)})") from e
             values.update(zip(node.output, results))
         return base.namedtupledict("Outputs", self._outputs)(*[np.array(values[n]) if n in self._copied else values[n]
                                                                for n in self._outputs])
