@@ -424,3 +424,15 @@ def test_errors_in_a_model_name_the_node():
     rep = backend.prepare(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
     with pytest.raises(NotImplementedError, match=r"NonZero of DOUBLE: .* \(in the NonZero node 'where' of outputs \['y'\]\)$"):
         rep.run([x.astype(np.float64), np.array([2, 4], np.int64), good])
+
+
+def test_object_arrays_of_no_strings_are_not_called_strings():
+    """An object array is an ONNX STRING tensor only when it holds strings: None given for an input was
+    said to be STRING where the model declares FLOAT, and Python ints in one were refused as strings."""
+    rep = backend.prepare(chained_model())
+    with pytest.raises(NotImplementedError, match=r"NumPy's object array holding NoneType is no ONNX element type"):
+        rep.run({"x": None})
+    with pytest.raises(NotImplementedError, match=r"NumPy's object array holding int is no ONNX element type"):
+        backend.run_node(node("Concat", ["a"], ["y"], axis=0), [np.array([1, 2], object)])
+    with pytest.raises(NotImplementedError, match="Concat of STRING"):
+        backend.run_node(node("Concat", ["a"], ["y"], axis=0), [np.array(["a", b"b"], object)])

@@ -58,7 +58,12 @@ _MAX_SIZE = 2**32 - 1
 
 def type_name(x: np.ndarray) -> str:
     """The ONNX element type name (TensorProto.DataType) of an array."""
-    if x.dtype.kind in "OSU":
+    if x.dtype.kind in "SU":
+        return "STRING"
+    if x.dtype.kind == "O":  # ONNX's strings, or values of no ONNX type (None, Python ints)
+        for v in x.flat:
+            if not isinstance(v, (str, bytes)):
+                raise opendml.UnsupportedError(f"opendml.onnx: NumPy's object array holding {type(v).__name__} is no ONNX element type")
         return "STRING"
     try:
         return TensorProto.DataType.Name(helper.np_dtype_to_tensor_dtype(x.dtype))
