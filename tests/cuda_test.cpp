@@ -2,7 +2,8 @@
 // execute can be captured in a CUDA graph and replayed, one compiled operator runs on several
 // streams at once, NONZERO handles inputs beyond 2^31 elements, and JOIN/SPLIT with more tensors
 // than one launch's parameters hold. Results are compared bit for bit with the CPU backend. Built
-// only with CUDA; the suite needs --device=cuda (ctest entry cuda_operators).
+// only with CUDA; DeviceCuda needs --device=cuda (ctest entry cuda_operators), CudaCopyHost (the
+// kernels' host-side limits) needs no GPU.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -13,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "backends/cuda/cuda_backend.h"
 #include "opendml/opendml.hpp"
 #include "support/data_types.h"
 #include "support/test_env.h"
@@ -727,6 +729,31 @@ TEST_F(DeviceCuda, CompilingATransposedHugeJoinIsBounded) {
   } catch (const opendml::Error& e) {
     EXPECT_EQ(e.status(), ODML_STATUS_UNSUPPORTED);
     EXPECT_NE(std::string(e.what()).find("more pieces"), std::string::npos) << e.what();
+  }
+}
+
+// cuda.copy's host side alone, which needs no GPU (a ctest entry on every machine with CUDA in the
+// build): its blocks of 1024 vectors are numbered in 32 bits. A copy of 2^42 one-byte vectors (2048
+// pieces of 2^31 vectors, 2^32 blocks) wrapped the count to 0, and compiling it wrote the block ->
+// item table out of its bounds (SIGSEGV). It is declined; one of 2^40 (2^30 blocks) still compiles.
+TEST(CudaCopyHost, PlansOf2To31BlocksOrMoreAreDeclined) {
+  using namespace opendml::internal;
+  const CudaDevice device(0, "cuda:0 (host side only)", 132);
+  const auto copy = [](uint64_t vectors) {
+    CopyPlan plan;
+    plan.element_bytes = 1;
+    CopyItem item;
+    item.sizes[0] = vectors;
+    item.src_strides[0] = item.dst_strides[0] = 1;
+    plan.items = {item};
+    return plan;
+  };
+  EXPECT_EQ(cuda_copy_declines(copy(uint64_t{1} << 40), device), "");
+  EXPECT_TRUE(make_cuda_copy_kernel(copy(uint64_t{1} << 40), device).ok());
+  for (const uint64_t vectors : {uint64_t{1} << 41, uint64_t{1} << 42}) {
+    const std::string why = cuda_copy_declines(copy(vectors), device);
+    EXPECT_NE(why.find("2^31 or more"), std::string::npos) << vectors << " vectors: '" << why << "'";
+    EXPECT_FALSE(make_cuda_copy_kernel(copy(vectors), device).ok()) << vectors << " vectors";
   }
 }
 

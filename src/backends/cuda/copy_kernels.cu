@@ -1005,13 +1005,30 @@ Result<std::unique_ptr<Kernel>> make_cuda_slices_kernel(const CopyPlan& plan, co
 // docs/contract.md section 7) become several, at most this many more than the plan has.
 constexpr uint64_t kMaxExtraPieces = uint64_t{1} << 20;
 
+// cuda.copy numbers its blocks of kChunk vectors in 32 bits (the block -> item table, first_block),
+// and a grid holds at most 2^31 - 1 of them: the plan's blocks, with one more at most for each piece
+// split_items makes, must stay within that. Past it (2^41 vectors and up, terabytes of output) the
+// block numbers wrapped and compile wrote the block table out of its bounds.
+namespace {
+bool blocks_fit(const CopyPlan& plan) {
+  uint64_t blocks = plan.items.size() + kMaxExtraPieces;
+  for (const CopyItem& item : plan.items) {
+    blocks += ceil_div(item.element_count(), uint64_t{kChunk});
+    if (blocks > INT32_MAX) return false;
+  }
+  return true;
+}
+}  // namespace
+
 std::string cuda_copy_declines(const CopyPlan& plan, const CudaDevice&) {
+  if (!blocks_fit(plan)) return cat("its blocks of ", kChunk, " vectors would number 2^31 or more");
   if (!split_items_fit(plan.items, kMaxItemVectors, kMaxElements, plan.items.size() + kMaxExtraPieces))
     return cat("its tensors need more than ", kMaxExtraPieces, " more pieces of 2^32 elements' span");
   return "";
 }
 
 Result<std::unique_ptr<Kernel>> make_cuda_copy_kernel(const CopyPlan& plan, const CudaDevice& device) {
+  if (!blocks_fit(plan)) return unsupported("cuda.copy: too many blocks");  // cuda_copy_declines said so first
   CopyPlan split = plan;
   std::optional<std::vector<CopyItem>> pieces =
       split_items(plan.items, kMaxItemVectors, kMaxElements, plan.items.size() + kMaxExtraPieces);
