@@ -49,9 +49,10 @@ struct CudaBuffer {
     ASSERT_EQ(cudaMemcpy(data, b.data(), b.size(), cudaMemcpyHostToDevice), cudaSuccess);
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   }
-  Bytes download(uint64_t n) const {
+  Bytes download(uint64_t n) const { return read(data, n); }
+  static Bytes read(const void* device, uint64_t n) {
     Bytes b(n);
-    EXPECT_EQ(cudaMemcpy(b.data(), data, n, cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(b.data(), device, n, cudaMemcpyDeviceToHost), cudaSuccess);
     return b;
   }
 };
@@ -232,6 +233,27 @@ TEST_F(DeviceCuda, GraphCaptureAndReplay) {
     }
     cudaGraphExecDestroy(exec);
     cudaGraphDestroy(graph);
+  }
+  cudaStreamDestroy(stream);
+}
+
+// odml_device_upload is synchronous with the host (docs/contract.md section 5): a copy queued right
+// after it on a non-blocking stream reads what it uploaded, the last bytes too. From pageable
+// memory cudaMemcpy alone returned once the bytes were staged, before their DMA ended.
+TEST_F(DeviceCuda, UploadHasLandedWhenItReturns) {
+  constexpr uint64_t kBytes = uint64_t{256} << 20;
+  cudaStream_t stream;
+  ASSERT_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  const opendml::Buffer uploaded(test_device(), kBytes), copied(test_device(), kBytes);
+  Bytes host(kBytes);
+  for (int round = 1; round <= 4; ++round) {
+    std::memset(host.data(), round, host.size());
+    test_device().upload(uploaded.data(), host.data(), host.size());
+    ASSERT_CUDA(cudaMemcpyAsync(copied.data(), uploaded.data(), kBytes, cudaMemcpyDeviceToDevice, stream));
+    ASSERT_CUDA(cudaStreamSynchronize(stream));
+    const Bytes back = CudaBuffer::read(copied.data(), kBytes);
+    const auto stale = std::find_if(back.begin(), back.end(), [&](uint8_t b) { return b != uint8_t(round); });
+    EXPECT_EQ(stale, back.end()) << "round " << round << ": byte " << (stale - back.begin()) << " is an earlier one";
   }
   cudaStreamDestroy(stream);
 }

@@ -118,7 +118,13 @@ Status CudaDevice::free(void* data) const {
 Status CudaDevice::upload(void* dst, const void* src, uint64_t bytes) const {
   DeviceGuard guard(ordinal_);
   ODML_RETURN_IF_ERROR(guard.status());
-  return cuda_status(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), "cudaMemcpy to the device");
+  // Synchronous with the host (docs/contract.md section 5): from pageable memory cudaMemcpy returns
+  // once the bytes are staged, before their DMA ends, and work on a non-blocking stream would not
+  // wait for it. On the legacy default stream, so that the copy stays ordered after the work
+  // queued there (and on blocking streams) as cudaMemcpy's is, and waited for there.
+  ODML_RETURN_IF_ERROR(cuda_status(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, cudaStreamLegacy),
+                                   "cudaMemcpyAsync to the device"));
+  return cuda_status(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize after the upload");
 }
 
 Status CudaDevice::download(void* dst, const void* src, uint64_t bytes) const {
