@@ -15,11 +15,18 @@ it into one graph, `torch.cuda.graph` captures it, and eager mode launches the s
 8 experts or 64. `moe_opendml` takes that nonzero from `opendml.torch.nonzero`; `moe_torch_static`
 from `torch.nonzero_static`, PyTorch's own way without a host wait, for comparison.
 
+Every version takes the router's choice (gates and experts) as an input, so that all of them see the
+same one; `layer` puts the router in front of a version. The check gives them small-integer tokens
+and weights and gates rounded to multiples of 2^-12, so that every product and sum is exact whatever
+order a matrix multiply or the combine's index_add_ (atomic adds on a GPU) takes: every version must
+then give the reference's output bit for bit.
+
     python3 examples/moe_routing.py                 # compare every version with moe_torch
     python3 examples/moe_routing.py --bench         # on a GPU: time them (CUDA events)
 """
 
 import argparse
+import functools
 import math
 import sys
 
@@ -34,21 +41,20 @@ def route(x, router, top_k):
     return gates, experts
 
 
-def moe_torch(x, router, weights, top_k: int, capacity: int):
+def moe_torch(x, gates, chosen, weights, capacity: int):
     """The layer as it is often written: an expert at a time, each taking its tokens from
     torch.nonzero, which waits for the host once per expert to size its result."""
     tokens, hidden = x.shape
-    gates, experts = route(x, router, top_k)
     out = x.new_zeros(tokens, hidden)
     for e in range(weights.shape[0]):
-        chosen = experts == e  # [tokens, top_k]; top-k experts are distinct, so one per row at most
-        rows = torch.nonzero(chosen.any(dim=-1))[:capacity, 0]
-        gate = (gates * chosen).sum(dim=-1)
+        picked = chosen == e  # [tokens, top_k]; top-k experts are distinct, so one per row at most
+        rows = torch.nonzero(picked.any(dim=-1))[:capacity, 0]
+        gate = (gates * picked).sum(dim=-1)
         out.index_add_(0, rows, (x[rows] @ weights[e]) * gate[rows, None])
     return out
 
 
-def dispatch(x, router, weights, top_k: int, capacity: int, nonzero):
+def dispatch(x, gates, chosen, weights, capacity: int, nonzero):
     """The same layer in a fixed number of operations whatever the number of experts, with static
     shapes. `nonzero(mask)` returns (coordinates [mask.numel(), mask.dim()], count) with rows from
     the count on holding zeros. One call over the [experts, tokens] routing mask lists every expert's
@@ -59,7 +65,6 @@ def dispatch(x, router, weights, top_k: int, capacity: int, nonzero):
     experts = weights.shape[0]
     capacity = min(capacity, tokens)
     slots = experts * capacity
-    gates, chosen = route(x, router, top_k)
     routed = torch.zeros(experts, tokens, dtype=torch.bool, device=x.device).scatter_(0, chosen.t(), True)
     gate = x.new_zeros(tokens + 1, experts).scatter_(1, chosen, gates)  # row `tokens`: the padding's
     pairs, count = nonzero(routed)  # (expert, token) pairs, expert by expert
@@ -75,24 +80,31 @@ def dispatch(x, router, weights, top_k: int, capacity: int, nonzero):
     return x.new_zeros(tokens + 1, hidden).index_add_(0, table, y * scale[:, None])[:tokens]
 
 
-def moe_opendml(x, router, weights, top_k: int, capacity: int):
+def moe_opendml(x, gates, chosen, weights, capacity: int):
     """dispatch with opendml.torch.nonzero: the count comes from the same kernel, on the device."""
-    return dispatch(x, router, weights, top_k, capacity, lambda mask: odt.nonzero(mask, fill_value=0))
+    return dispatch(x, gates, chosen, weights, capacity, lambda mask: odt.nonzero(mask, fill_value=0))
 
 
-def moe_torch_static(x, router, weights, top_k: int, capacity: int):
+def moe_torch_static(x, gates, chosen, weights, capacity: int):
     """dispatch with torch.nonzero_static, PyTorch's own nonzero without a host wait, and the count
     from a separate sum."""
     return dispatch(
-        x, router, weights, top_k, capacity,
+        x, gates, chosen, weights, capacity,
         lambda mask: (torch.nonzero_static(mask, size=mask.numel(), fill_value=0), mask.sum()),
     )
 
 
+def layer(version, top_k: int, capacity: int):
+    """The whole layer, router included: x, router, weights -> output."""
+    def run(x, router, weights):
+        gates, chosen = route(x, router, top_k)
+        return version(x, gates, chosen, weights, capacity)
+    return run
+
+
 def make_layer(tokens, hidden, experts, seed, device, exact=False):
-    """Inputs, router and expert weights. With exact, the tokens and weights are small integers, so
-    every product and sum is exact whatever order a matrix multiply takes: the opendml and torch
-    versions must then agree bit for bit (they multiply padded and unpadded token lists)."""
+    """Inputs, router and expert weights; with exact, the tokens and weights are small integers (see
+    exact_gates)."""
     g = torch.Generator().manual_seed(seed)
     if exact:
         x = torch.randint(-3, 4, (tokens, hidden), generator=g).float()
@@ -102,6 +114,12 @@ def make_layer(tokens, hidden, experts, seed, device, exact=False):
         weights = torch.randn(experts, hidden, hidden, generator=g) / math.sqrt(hidden)
     router = torch.randn(hidden, experts, generator=g)
     return x.to(device), router.to(device), weights.to(device)
+
+
+def exact_gates(gates, chosen):
+    """The router's choice with its gates rounded to multiples of 2^-12: times small integers, they
+    make products and sums that float32 holds exactly, in any order."""
+    return torch.round(gates * 4096) / 4096, chosen
 
 
 def capacity_for(tokens, experts, top_k, factor):
@@ -126,22 +144,27 @@ def check(args, device):
     """Every way of running the dispatch versions against moe_torch, bit for bit."""
     top_k, capacity = args.top_k, capacity_for(args.tokens, args.experts, args.top_k, args.capacity_factor)
     x, router, weights = make_layer(args.tokens, args.hidden, args.experts, args.seed, device, exact=True)
-    want = moe_torch(x, router, weights, top_k, capacity)
+    gates, chosen = exact_gates(*route(x, router, top_k))
+    want = moe_torch(x, gates, chosen, weights, capacity)
+    if not want.abs().sum() > 0:
+        print("the reference output is all zeros, which would check nothing: pick other sizes or --seed")
+        return False
     results = {
-        "opendml, eager": moe_opendml(x, router, weights, top_k, capacity),
-        "torch.nonzero_static, eager": moe_torch_static(x, router, weights, top_k, capacity),
+        "opendml, eager": moe_opendml(x, gates, chosen, weights, capacity),
+        "torch.nonzero_static, eager": moe_torch_static(x, gates, chosen, weights, capacity),
     }
     compiled = torch.compile(moe_opendml, fullgraph=True, backend="aot_eager")
-    results["opendml, torch.compile(fullgraph=True)"] = compiled(x, router, weights, top_k, capacity)
+    results["opendml, torch.compile(fullgraph=True)"] = compiled(x, gates, chosen, weights, capacity)
     if device.type == "cuda":
-        static_x = x.clone()
-        graph, out = cuda_graph(lambda t: moe_opendml(t, router, weights, top_k, capacity), static_x)
-        # Replayed on new tokens: the graph holds no host-side count.
+        static = [x.clone(), gates.clone(), chosen.clone()]
+        graph, out = cuda_graph(lambda *routed: moe_opendml(*routed, weights, capacity), *static)
+        # Replayed on new tokens and their routing: the graph holds no host-side count.
         x2, _, _ = make_layer(args.tokens, args.hidden, args.experts, args.seed + 1, device, exact=True)
-        static_x.copy_(x2)
+        for held, new in zip(static, [x2, *exact_gates(*route(x2, router, top_k))]):
+            held.copy_(new)
         graph.replay()
         results["opendml, CUDA graph replay (new tokens)"] = out.clone()
-        want_graph = moe_torch(x2, router, weights, top_k, capacity)
+        want_graph = moe_torch(*static, weights, capacity)
     ok = True
     for name, got in results.items():
         expected = want_graph if "CUDA graph" in name else want
@@ -170,14 +193,14 @@ def bench(args):
     for tokens, hidden, experts in [(1024, 512, 8), (16384, 1024, 32)]:
         x, router, weights = make_layer(tokens, hidden, experts, args.seed, device)
         top_k, capacity = args.top_k, capacity_for(tokens, experts, args.top_k, args.capacity_factor)
-        call = lambda fn: (lambda: fn(x, router, weights, top_k, capacity))  # noqa: E731
+        call = lambda fn: functools.partial(fn, x, router, weights)  # noqa: E731
         case = f"{tokens:7d} {hidden:6d} {experts:7d} {top_k:5d} {capacity:8d}  "
-        versions = {"torch.nonzero, eager (a host wait per expert)": call(moe_torch)}
-        for name, fn in [("torch.nonzero_static", moe_torch_static), ("opendml", moe_opendml)]:
+        versions = {"torch.nonzero, eager (a host wait per expert)": call(layer(moe_torch, top_k, capacity))}
+        for name, version in [("torch.nonzero_static", moe_torch_static), ("opendml", moe_opendml)]:
+            fn = layer(version, top_k, capacity)
             versions[f"{name}, eager"] = call(fn)
             try:
-                versions[f"{name}, CUDA graph replay"] = cuda_graph(
-                    lambda t, fn=fn: fn(t, router, weights, top_k, capacity), x)[0].replay
+                versions[f"{name}, CUDA graph replay"] = cuda_graph(fn, x, router, weights)[0].replay
             except Exception as error:  # report it in the table and go on with the others
                 print(f"{case}{name}, CUDA graph: capture failed: {type(error).__name__}: {error}")
             # Inductor with its own CUDA graphs; compiled once per size (dynamic=False), before the timing.
