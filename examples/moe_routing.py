@@ -230,6 +230,13 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=50)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
+    for name in ("tokens", "hidden", "experts", "repeats"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name} must be at least 1")
+    if not 1 <= args.top_k <= args.experts:
+        parser.error(f"--top-k must be 1 to --experts ({args.experts})")
+    if not args.capacity_factor > 0:
+        parser.error("--capacity-factor must be above 0")
     if args.bench:
         if not torch.cuda.is_available():
             sys.exit("--bench needs a CUDA GPU")

@@ -58,6 +58,20 @@ def test_capacity_drops_tokens_in_token_order():
     assert torch.equal(dropped[kept], full[kept]) and bool((dropped[~kept] == 0).all())
 
 
+@pytest.mark.parametrize("argv,message", [
+    (["--experts", "4", "--top-k", "5"], "--top-k must be 1 to --experts (4)"),
+    (["--top-k", "0"], "--top-k must be 1 to --experts (4)"),
+    (["--tokens", "0"], "--tokens must be at least 1"),
+    (["--hidden", "0"], "--hidden must be at least 1"),
+    (["--capacity-factor", "-1"], "--capacity-factor must be above 0"),
+    (["--capacity-factor", "nan"], "--capacity-factor must be above 0"),
+])
+def test_bad_arguments_are_refused(capsys, argv, message):
+    with pytest.raises(SystemExit) as exit:
+        moe.main(["--device", "cpu", *argv])
+    assert exit.value.code == 2 and message in capsys.readouterr().err
+
+
 def test_the_script_checks_itself():
     run = subprocess.run([sys.executable, str(SCRIPT), "--device", "cpu", "--tokens", "48"], capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stdout + run.stderr
