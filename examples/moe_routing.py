@@ -25,7 +25,6 @@ then give the reference's output bit for bit.
     python3 examples/moe_routing.py --bench         # on a GPU: time them (CUDA events)
 """
 
-import argparse
 import functools
 import math
 import sys
@@ -33,6 +32,8 @@ import sys
 import torch
 
 import opendml.torch as odt
+
+import moe_layer  # examples/moe_layer.py: the command line both MoE examples share
 
 
 def route(x, router, top_k):
@@ -122,10 +123,6 @@ def exact_gates(gates, chosen):
     return torch.round(gates * 4096) / 4096, chosen
 
 
-def capacity_for(tokens, experts, top_k, factor):
-    return min(tokens, math.ceil(tokens * top_k / experts * factor))
-
-
 def cuda_graph(fn, *static_inputs):
     """fn captured in a CUDA graph over static_inputs: returns (graph, static output)."""
     side = torch.cuda.Stream()
@@ -142,7 +139,7 @@ def cuda_graph(fn, *static_inputs):
 
 def check(args, device):
     """Every way of running the dispatch versions against moe_torch, bit for bit."""
-    top_k, capacity = args.top_k, capacity_for(args.tokens, args.experts, args.top_k, args.capacity_factor)
+    top_k, capacity = args.top_k, moe_layer.capacity_for(args.tokens, args.experts, args.top_k, args.capacity_factor)
     x, router, weights = make_layer(args.tokens, args.hidden, args.experts, args.seed, device, exact=True)
     gates, chosen = exact_gates(*route(x, router, top_k))
     want = moe_torch(x, gates, chosen, weights, capacity)
@@ -192,7 +189,7 @@ def bench(args):
     print(f"{'tokens':>7} {'hidden':>6} {'experts':>7} {'top_k':>5} {'capacity':>8}  {'version':52s} {'ms/forward':>10} {'speed-up':>8}")
     for tokens, hidden, experts in [(1024, 512, 8), (16384, 1024, 32)]:
         x, router, weights = make_layer(tokens, hidden, experts, args.seed, device)
-        top_k, capacity = args.top_k, capacity_for(tokens, experts, args.top_k, args.capacity_factor)
+        top_k, capacity = args.top_k, moe_layer.capacity_for(tokens, experts, args.top_k, args.capacity_factor)
         call = lambda fn: functools.partial(fn, x, router, weights)  # noqa: E731
         case = f"{tokens:7d} {hidden:6d} {experts:7d} {top_k:5d} {capacity:8d}  "
         versions = {"torch.nonzero, eager (a host wait per expert)": call(layer(moe_torch, top_k, capacity))}
@@ -219,24 +216,10 @@ def bench(args):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = moe_layer.arguments(__doc__.split("\n\n")[0], tokens=64, experts=4)
     parser.add_argument("--bench", action="store_true", help="time the versions on the GPU")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    parser.add_argument("--tokens", type=int, default=64)
-    parser.add_argument("--hidden", type=int, default=16)
-    parser.add_argument("--experts", type=int, default=4)
-    parser.add_argument("--top-k", type=int, default=2)
-    parser.add_argument("--capacity-factor", type=float, default=1.25, help="capacity = tokens * top_k / experts * this")
-    parser.add_argument("--repeats", type=int, default=50)
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
-    for name in ("tokens", "hidden", "experts", "repeats"):
-        if getattr(args, name) < 1:
-            parser.error(f"--{name} must be at least 1")
-    if not 1 <= args.top_k <= args.experts:
-        parser.error(f"--top-k must be 1 to --experts ({args.experts})")
-    if not args.capacity_factor > 0:
-        parser.error("--capacity-factor must be above 0")
+    args = moe_layer.parse(parser, argv)
     if args.bench:
         if not torch.cuda.is_available():
             sys.exit("--bench needs a CUDA GPU")

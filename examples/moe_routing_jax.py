@@ -31,7 +31,6 @@ give the reference's output bit for bit.
     python3 examples/moe_routing_jax.py --bench     # time them under jax.jit on JAX's default device
 """
 
-import argparse
 import functools
 import math
 import sys
@@ -42,6 +41,8 @@ import jax.numpy as jnp
 import numpy as np
 
 import opendml.jax as oj
+
+import moe_layer  # examples/moe_layer.py: the command line both MoE examples share
 
 PRECISION = jax.lax.Precision.HIGHEST  # float32 products as float32 (no TF32 or bfloat16 passes)
 
@@ -143,10 +144,6 @@ def exact_gates(gates, chosen):
     return jnp.round(gates * 4096) / 4096, chosen
 
 
-def capacity_for(tokens, experts, top_k, factor):
-    return min(tokens, math.ceil(tokens * top_k / experts * factor))
-
-
 def layer(version, top_k: int, capacity: int):
     """The whole layer, router included, jitted: x, router, weights -> output."""
     def run(x, router, weights):
@@ -158,7 +155,7 @@ def layer(version, top_k: int, capacity: int):
 def check(args, device):
     """Every version, eager and jitted (and jitted under jax.vmap over a batch of layers), against
     moe_host, bit for bit."""
-    top_k, capacity = args.top_k, capacity_for(args.tokens, args.experts, args.top_k, args.capacity_factor)
+    top_k, capacity = args.top_k, moe_layer.capacity_for(args.tokens, args.experts, args.top_k, args.capacity_factor)
     x, router, weights = (jax.device_put(a, device)
                           for a in make_layer(args.tokens, args.hidden, args.experts, args.seed, exact=True))
     exact_route = jax.jit(lambda x: exact_gates(*route(x, router, top_k)))
@@ -202,7 +199,7 @@ def bench(args, device):
     print(f"{'tokens':>7} {'hidden':>6} {'experts':>7} {'top_k':>5} {'capacity':>8}  {'version':34s} {'ms/forward':>10} {'speed-up':>8}")
     for tokens, hidden, experts in cases:
         x, router, weights = (jax.device_put(a, device) for a in make_layer(tokens, hidden, experts, args.seed))
-        top_k, capacity = args.top_k, capacity_for(tokens, experts, args.top_k, args.capacity_factor)
+        top_k, capacity = args.top_k, moe_layer.capacity_for(tokens, experts, args.top_k, args.capacity_factor)
         case = f"{tokens:7d} {hidden:6d} {experts:7d} {top_k:5d} {capacity:8d}  "
 
         def host(x=x, router=router, weights=weights, top_k=top_k, capacity=capacity):
@@ -237,24 +234,10 @@ def time_ms(fn, repeats):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = moe_layer.arguments(__doc__.split("\n\n")[0], tokens=96, experts=6)
     parser.add_argument("--bench", action="store_true", help="time the versions under jax.jit")
     parser.add_argument("--device", choices=["cpu", "gpu"], help="JAX's platform (default: JAX's default device)")
-    parser.add_argument("--tokens", type=int, default=96)
-    parser.add_argument("--hidden", type=int, default=16)
-    parser.add_argument("--experts", type=int, default=6)
-    parser.add_argument("--top-k", type=int, default=2)
-    parser.add_argument("--capacity-factor", type=float, default=1.25)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--repeats", type=int, default=50)
-    args = parser.parse_args(argv)
-    for name in ("tokens", "hidden", "experts", "repeats"):
-        if getattr(args, name) < 1:
-            parser.error(f"--{name} must be at least 1")
-    if not 1 <= args.top_k <= args.experts:
-        parser.error(f"--top-k must be 1 to --experts ({args.experts})")
-    if not args.capacity_factor > 0:
-        parser.error("--capacity-factor must be above 0")
+    args = moe_layer.parse(parser, argv)
     device = jax.devices(args.device)[0] if args.device else jax.devices()[0]
     if args.bench:
         bench(args, device)

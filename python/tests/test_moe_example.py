@@ -12,6 +12,7 @@ import pytest
 import torch
 
 SCRIPT = pathlib.Path(__file__).resolve().parents[2] / "examples" / "moe_routing.py"
+sys.path.insert(0, str(SCRIPT.parent))  # its moe_layer.py, as running the script finds it
 spec = importlib.util.spec_from_file_location("moe_routing", SCRIPT)
 moe = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(moe)
@@ -24,7 +25,7 @@ spec.loader.exec_module(moe)
 def test_opendml_routing_equals_torch_nonzero_routing(tokens, hidden, experts, top_k, factor):
     x, router, weights = moe.make_layer(tokens, hidden, experts, seed=tokens, device="cpu", exact=True)
     gates, chosen = moe.exact_gates(*moe.route(x, router, top_k))
-    capacity = moe.capacity_for(tokens, experts, top_k, factor)
+    capacity = moe.moe_layer.capacity_for(tokens, experts, top_k, factor)
     want = moe.moe_torch(x, gates, chosen, weights, capacity)
     assert want.abs().sum() > 0
     assert torch.equal(moe.moe_opendml(x, gates, chosen, weights, capacity), want)

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 SCRIPT = pathlib.Path(__file__).resolve().parents[2] / "examples" / "moe_routing_jax.py"
+sys.path.insert(0, str(SCRIPT.parent))  # its moe_layer.py, as running the script finds it
 spec = importlib.util.spec_from_file_location("moe_routing_jax", SCRIPT)
 moe = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(moe)
