@@ -59,18 +59,11 @@ def test_capacity_drops_tokens_in_token_order():
     assert torch.equal(dropped[kept], full[kept]) and bool((dropped[~kept] == 0).all())
 
 
-@pytest.mark.parametrize("argv,message", [
-    (["--experts", "4", "--top-k", "5"], "--top-k must be 1 to --experts (4)"),
-    (["--top-k", "0"], "--top-k must be 1 to --experts (4)"),
-    (["--tokens", "0"], "--tokens must be at least 1"),
-    (["--hidden", "0"], "--hidden must be at least 1"),
-    (["--capacity-factor", "-1"], "--capacity-factor must be above 0"),
-    (["--capacity-factor", "nan"], "--capacity-factor must be above 0"),
-])
-def test_bad_arguments_are_refused(capsys, argv, message):
+def test_main_refuses_bad_arguments(capsys):
+    """Through examples/moe_layer.py, whose every check test_moe_layer.py covers."""
     with pytest.raises(SystemExit) as exit:
-        moe.main(["--device", "cpu", *argv])
-    assert exit.value.code == 2 and message in capsys.readouterr().err
+        moe.main(["--device", "cpu", "--experts", "4", "--top-k", "5"])
+    assert exit.value.code == 2 and "--top-k must be 1 to --experts (4)" in capsys.readouterr().err
 
 
 def test_the_script_checks_itself():
