@@ -735,7 +735,8 @@ TEST_F(DeviceCuda, NonzeroOfTwoToThe31TilesIsUnsupported) {
 // A JOIN of a transposed n x n input with 64-bit indices, compiled only: cuda.copy's pieces of 32-bit
 // offsets were made a row at a time, 2^22 of them at n = 2^18 (2 GB of host memory) and 2^28 at
 // 2^20 (unfinished after minutes); now 2^16 at 2^20. One declared far past any memory (2^58 bytes)
-// is declined rather than cut into 2^52 pieces.
+// is declined rather than cut into 2^52 pieces: its 2^48 blocks are past what cuda.copy numbers,
+// which it checks first (the limit on pieces is tested by CudaCopyHost below).
 TEST_F(DeviceCuda, CompilingATransposedHugeJoinIsBounded) {
   const auto transposed_join = [&](uint32_t n) {
     const auto u8 = DML_TENSOR_DATA_TYPE_UINT8;
@@ -750,7 +751,7 @@ TEST_F(DeviceCuda, CompilingATransposedHugeJoinIsBounded) {
     FAIL() << "a join of 2^58 elements in 2^52 pieces compiled";
   } catch (const opendml::Error& e) {
     EXPECT_EQ(e.status(), ODML_STATUS_UNSUPPORTED);
-    EXPECT_NE(std::string(e.what()).find("more pieces"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("2^31 or more"), std::string::npos) << e.what();
   }
 }
 
@@ -777,6 +778,34 @@ TEST(CudaCopyHost, PlansOf2To31BlocksOrMoreAreDeclined) {
     EXPECT_NE(why.find("2^31 or more"), std::string::npos) << vectors << " vectors: '" << why << "'";
     EXPECT_FALSE(make_cuda_copy_kernel(copy(vectors), device).ok()) << vectors << " vectors";
   }
+}
+
+// Few blocks, many pieces: 2 x m one-byte elements read with a column stride of 2^32 - 1 (a
+// transposed view declared far larger than memory) span more than 2^32 elements from any two
+// columns on, so split_items makes a piece a column. Up to 2^20 more pieces than items compile; past
+// that the plan is declined before any piece is made.
+TEST(CudaCopyHost, PlansOfMoreThan2To20ExtraPiecesAreDeclined) {
+  using namespace opendml::internal;
+  const CudaDevice device(0, "cuda:0 (host side only)", 132);
+  const auto copy = [](uint64_t columns) {
+    CopyPlan plan;
+    plan.element_bytes = 1;
+    CopyItem item;
+    item.rank = 2;
+    item.sizes[0] = 2;
+    item.sizes[1] = columns;
+    item.src_strides[0] = 1;
+    item.src_strides[1] = UINT32_MAX;
+    item.dst_strides[0] = columns;
+    item.dst_strides[1] = 1;
+    plan.items = {item};
+    return plan;
+  };
+  EXPECT_EQ(cuda_copy_declines(copy(uint64_t{1} << 20), device), "");
+  EXPECT_TRUE(make_cuda_copy_kernel(copy(uint64_t{1} << 20), device).ok());
+  const std::string why = cuda_copy_declines(copy((uint64_t{1} << 20) + 2), device);
+  EXPECT_NE(why.find("more pieces"), std::string::npos) << "'" << why << "'";
+  EXPECT_FALSE(make_cuda_copy_kernel(copy((uint64_t{1} << 20) + 2), device).ok());
 }
 
 // A well-formed name of a device this machine lacks is UNSUPPORTED (a malformed one is invalid).
