@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "backends/cuda/cuda_backend.h"
+#include "backends/cuda/cuda_device.h"
 #include "opendml/opendml.hpp"
 #include "support/data_types.h"
 #include "support/test_env.h"
@@ -806,6 +807,26 @@ TEST(CudaCopyHost, PlansOfMoreThan2To20ExtraPiecesAreDeclined) {
   const std::string why = cuda_copy_declines(copy((uint64_t{1} << 20) + 2), device);
   EXPECT_NE(why.find("more pieces"), std::string::npos) << "'" << why << "'";
   EXPECT_FALSE(make_cuda_copy_kernel(copy((uint64_t{1} << 20) + 2), device).ok());
+}
+
+// make_cuda_device on its own, which needs no GPU: where it fails (no driver, no device, an ordinal
+// past the last) it leaves the thread's last CUDA error as it found it, so that the caller's next
+// check of cudaGetLastError does not report a failure opendml already reported. A failed
+// cudaGetDeviceCount was left set. Where the runtime cannot start at all (no driver) every call
+// reports the same error again, clearing or not: the test accepts that, and tells it apart by
+// clearing once more. It tests the clearing where the count fails and a clear holds, as with
+// CUDA_VISIBLE_DEVICES= on a GPU machine.
+TEST(CudaDeviceHost, AFailedOpenLeavesNoErrorBehind) {
+  using namespace opendml::internal;
+  cudaGetLastError();  // what earlier tests left, unless it is sticky
+  for (const int ordinal : {0, -1, 4096}) {
+    SCOPED_TRACE(::testing::Message() << "ordinal " << ordinal);
+    if (make_cuda_device(ordinal).ok()) continue;
+    const cudaError_t left = cudaGetLastError();
+    if (left == cudaSuccess) continue;
+    EXPECT_EQ(cudaGetLastError(), left) << "make_cuda_device left " << cudaGetErrorName(left)
+                                        << " behind, which one cudaGetLastError cleared";
+  }
 }
 
 // A well-formed name of a device this machine lacks is UNSUPPORTED (a malformed one is invalid).

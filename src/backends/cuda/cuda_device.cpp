@@ -149,6 +149,9 @@ Status CudaDevice::synchronize(void* stream) const {
 Result<std::shared_ptr<Device>> make_cuda_device(int ordinal) {
   int count = 0;
   const cudaError_t error = cudaGetDeviceCount(&count);
+  // The error is reported here (as UNSUPPORTED): cleared, as cuda_status does, so that the thread's
+  // next CUDA call that checks the last error does not report it again.
+  if (error != cudaSuccess) cudaGetLastError();
   if (error != cudaSuccess || count == 0)
     return unsupported("no CUDA device is available (", error == cudaSuccess ? "none found" : cudaGetErrorString(error),
                        ")");
