@@ -238,6 +238,55 @@ TEST_F(DeviceCuda, GraphCaptureAndReplay) {
   cudaStreamDestroy(stream);
 }
 
+// A CUDA error the caller left set (a cudaMalloc too large, checked by its return value only, as is
+// usual) is the caller's: execute succeeds and does its work, on every launch path, and leaves the
+// error to the caller. Execute's launch check read the thread's last error, so it failed with the
+// caller's OUT_OF_MEMORY although its kernel had been queued and wrote the outputs.
+TEST_F(DeviceCuda, ACallersUnclearedErrorIsNotExecutesFailure) {
+  Rng rng(next_seed());
+  const auto i32 = DML_TENSOR_DATA_TYPE_INT32;
+  std::vector<Case> cases = capture_cases();
+  // JOINs of pieces of `rows` x `columns` int32 along `axis` (0: rows, 1: columns).
+  const auto join = [&](std::string name, std::vector<uint32_t> sizes, uint32_t other, uint32_t axis) {
+    std::vector<TensorDesc> pieces;
+    std::vector<uint64_t> bytes;
+    uint32_t total = 0;
+    for (uint32_t n : sizes) {
+      pieces.push_back(axis == 0 ? TensorDesc(i32, {n, other}) : TensorDesc(i32, {other, n}));
+      bytes.push_back(uint64_t{n} * other * 4);
+      total += n;
+    }
+    const TensorDesc whole = axis == 0 ? TensorDesc(i32, {total, other}) : TensorDesc(i32, {other, total});
+    cases.push_back({std::move(name),
+                     std::make_shared<opendml::JoinDesc>(pieces, whole, axis),
+                     bytes,
+                     {uint64_t{total} * other * 4},
+                     false,
+                     0,
+                     "cuda.copy"});
+  };
+  join("JOIN of contiguous runs", {3, 5}, 64, 0);
+  join("JOIN of 40 pieces of one shape", std::vector<uint32_t>(40, 1), 64, 0);
+  join("JOIN of 12 pieces of several shapes", {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, 64, 0);
+  join("JOIN of 4500 pieces, in two launches", std::vector<uint32_t>(4500, 1), 2, 1);
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const Compiled op(*c.desc, c.inputs, c.outputs);
+    if (std::getenv("OPENDML_IMPLEMENTATION") == nullptr) {
+      EXPECT_EQ(op.implementation(), c.implementation);
+    }
+    const Regions r(op);
+    const std::vector<Bytes> inputs = random_inputs(rng, op, 0.5);
+    for (size_t i = 0; i < inputs.size(); ++i) r.inputs[i]->upload(inputs[i]);
+    void* p = nullptr;
+    ASSERT_EQ(cudaMalloc(&p, uint64_t{1} << 62), cudaErrorMemoryAllocation);
+    EXPECT_NO_THROW(op.execute(r.in(), r.out(), r.temporary.binding(), nullptr));
+    EXPECT_EQ(cudaGetLastError(), cudaErrorMemoryAllocation) << "the caller's error, left to the caller";
+    ASSERT_CUDA(cudaDeviceSynchronize());
+    expect_matches(op, r, inputs, c.nonzero, c.columns, "after the caller's error");
+  }
+}
+
 // odml_device_upload is synchronous with the host (docs/contract.md section 5): a copy queued right
 // after it on a non-blocking stream reads what it uploaded, the last bytes too. From pageable
 // memory cudaMemcpy alone returned once the bytes were staged, before their DMA ended.

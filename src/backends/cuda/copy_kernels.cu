@@ -157,16 +157,16 @@ std::vector<LaunchGroup> group_launches(const CopyPlan& plan, Assign&& assign) {
   return groups;
 }
 
-// Launches kernel(table, args...) with the smallest pointer table that fits the group.
+// Launches kernel(table, args...) with the smallest pointer table that fits the group; returns the
+// launch's error.
 template <template <uint32_t> class Kernel, class... Args>
-void launch_with_table(const LaunchGroup& group, const ExecuteArgs& args, cudaStream_t stream, Args... kernel_args) {
-  if (group.slots.size() <= kSmallTable) {
-    Kernel<kSmallTable>::launch(group, pointer_table<kSmallTable>(group, args), stream, kernel_args...);
-  } else if (group.slots.size() <= kMediumTable) {
-    Kernel<kMediumTable>::launch(group, pointer_table<kMediumTable>(group, args), stream, kernel_args...);
-  } else {
-    Kernel<kLargeTable>::launch(group, pointer_table<kLargeTable>(group, args), stream, kernel_args...);
-  }
+cudaError_t launch_with_table(const LaunchGroup& group, const ExecuteArgs& args, cudaStream_t stream,
+                              Args... kernel_args) {
+  if (group.slots.size() <= kSmallTable)
+    return Kernel<kSmallTable>::launch(group, pointer_table<kSmallTable>(group, args), stream, kernel_args...);
+  if (group.slots.size() <= kMediumTable)
+    return Kernel<kMediumTable>::launch(group, pointer_table<kMediumTable>(group, args), stream, kernel_args...);
+  return Kernel<kLargeTable>::launch(group, pointer_table<kLargeTable>(group, args), stream, kernel_args...);
 }
 
 // ---- cuda.copy ---------------------------------------------------------------------------------
@@ -323,9 +323,10 @@ __global__ void __launch_bounds__(kThreads) runs_copy_kernel(const __grid_consta
 
 template <uint32_t kCapacity>
 struct CopyLaunch {
-  static void launch(const LaunchGroup& group, const PointerTable<kCapacity>& table, cudaStream_t stream,
-                     const DeviceItem* items, const uint32_t* block_items) {
-    copy_kernel<kCapacity><<<group.blocks, kThreads, 0, stream>>>(items, block_items, group.first_block, table);
+  static cudaError_t launch(const LaunchGroup& group, const PointerTable<kCapacity>& table, cudaStream_t stream,
+                            const DeviceItem* items, const uint32_t* block_items) {
+    return launch_kernel(copy_kernel<kCapacity>, group.blocks, kThreads, stream, items, block_items, group.first_block,
+                         table);
   }
 };
 
@@ -418,19 +419,20 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 template <class Tensors>
-void launch_uniform(const UniformItems& u, uint32_t blocks, cudaStream_t stream, const Tensors& tensors) {
-  if (u.runs)
-    with_width(u.item.width,
-               [&]<uint32_t kWidth>() { uniform_runs_kernel<kWidth><<<blocks, kThreads, 0, stream>>>(u, tensors); });
-  else
-    uniform_copy_kernel<<<blocks, kThreads, 0, stream>>>(u, tensors);
+cudaError_t launch_uniform(const UniformItems& u, uint32_t blocks, cudaStream_t stream, const Tensors& tensors) {
+  if (!u.runs) return launch_kernel(uniform_copy_kernel<Tensors>, blocks, kThreads, stream, u, tensors);
+  cudaError_t launched = cudaSuccess;
+  with_width(u.item.width, [&]<uint32_t kWidth>() {
+    launched = launch_kernel(uniform_runs_kernel<kWidth, Tensors>, blocks, kThreads, stream, u, tensors);
+  });
+  return launched;
 }
 
 template <uint32_t kCapacity>
 struct UniformLaunch {
-  static void launch(const LaunchGroup& group, const PointerTable<kCapacity>& table, cudaStream_t stream,
-                     const UniformItems* u) {
-    launch_uniform(*u, group.blocks, stream, table);
+  static cudaError_t launch(const LaunchGroup& group, const PointerTable<kCapacity>& table, cudaStream_t stream,
+                            const UniformItems* u) {
+    return launch_uniform(*u, group.blocks, stream, table);
   }
 };
 
@@ -615,32 +617,32 @@ class CudaCopyKernel final : public Kernel {
         runs.src[i] = address(groups_[0].slots[d.src], args) + d.src_offset * d.width;
         runs.dst[i] = address(groups_[0].slots[d.dst], args) + d.dst_offset * d.width;
       }
+      cudaError_t launched = cudaSuccess;
       with_width(items_[0].width, [&]<uint32_t kWidth>() {
-        runs_copy_kernel<kWidth><<<groups_[0].blocks, kThreads, 0, stream>>>(runs);
+        launched = launch_kernel(runs_copy_kernel<kWidth>, groups_[0].blocks, kThreads, stream, runs);
       });
-      return check_launch("cuda.copy", stream);
+      return check_launch(launched, "cuda.copy", stream);
     }
     if (inline_) {
       // At most 2 * kInlineItems tensors: the small pointer table holds them.
       const auto kernel =
           small_ ? inline_copy_kernel<kSmallUnroll, kSmallTable> : inline_copy_kernel<kUnroll, kSmallTable>;
-      kernel<<<groups_[0].blocks, kThreads, 0, stream>>>(*inline_, pointer_table<kSmallTable>(groups_[0], args));
-      return check_launch("cuda.copy", stream);
+      return check_launch(launch_kernel(kernel, groups_[0].blocks, kThreads, stream, *inline_,
+                                        pointer_table<kSmallTable>(groups_[0], args)),
+                          "cuda.copy", stream);
     }
     if (uniform_) {
-      if (const std::optional<SteppedTensors> stepped = stepped_tensors(groups_[0], args))
-        launch_uniform(*uniform_, groups_[0].blocks, stream, *stepped);
-      else
-        launch_with_table<UniformLaunch>(groups_[0], args, stream, uniform_.get());
-      return check_launch("cuda.copy", stream);
+      const std::optional<SteppedTensors> stepped = stepped_tensors(groups_[0], args);
+      return check_launch(stepped ? launch_uniform(*uniform_, groups_[0].blocks, stream, *stepped)
+                                  : launch_with_table<UniformLaunch>(groups_[0], args, stream, uniform_.get()),
+                          "cuda.copy", stream);
     }
     const auto* items = reinterpret_cast<const DeviceItem*>(args.persistent);
     const auto* block_items =
         block_per_item_ ? nullptr : reinterpret_cast<const uint32_t*>(args.persistent + block_table_offset());
-    for (const LaunchGroup& group : groups_) {
-      launch_with_table<CopyLaunch>(group, args, stream, items, block_items);
-      ODML_RETURN_IF_ERROR(check_launch("cuda.copy", stream));
-    }
+    for (const LaunchGroup& group : groups_)
+      ODML_RETURN_IF_ERROR(
+          check_launch(launch_with_table<CopyLaunch>(group, args, stream, items, block_items), "cuda.copy", stream));
     return {};
   }
 
@@ -828,9 +830,9 @@ __global__ void __launch_bounds__(kThreads)
 
 template <uint32_t kCapacity>
 struct SlicesLaunch {
-  static void launch(const LaunchGroup& group, const PointerTable<kCapacity>& table, cudaStream_t stream,
-                     const DevicePiece* pieces, const InlinePieces& inline_pieces, SlicesShape shape) {
-    slices_kernel<kCapacity><<<group.blocks, kThreads, 0, stream>>>(pieces, inline_pieces, shape, table);
+  static cudaError_t launch(const LaunchGroup& group, const PointerTable<kCapacity>& table, cudaStream_t stream,
+                            const DevicePiece* pieces, const InlinePieces& inline_pieces, SlicesShape shape) {
+    return launch_kernel(slices_kernel<kCapacity>, group.blocks, kThreads, stream, pieces, inline_pieces, shape, table);
   }
 };
 
@@ -977,10 +979,11 @@ class CudaSlicesKernel final : public Kernel {
     DeviceGuard guard(ordinal_);
     ODML_RETURN_IF_ERROR(guard.status());
     const auto stream = static_cast<cudaStream_t>(args.stream);
-    launch_with_table<SlicesLaunch>(group_, args, stream,
-                                    inline_ ? nullptr : reinterpret_cast<const DevicePiece*>(args.persistent),
-                                    inline_pieces_, layout_.shape);
-    return check_launch("cuda.slices", stream);
+    return check_launch(
+        launch_with_table<SlicesLaunch>(group_, args, stream,
+                                        inline_ ? nullptr : reinterpret_cast<const DevicePiece*>(args.persistent),
+                                        inline_pieces_, layout_.shape),
+        "cuda.slices", stream);
   }
 
  private:

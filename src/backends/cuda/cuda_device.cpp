@@ -74,9 +74,9 @@ DeviceGuard::~DeviceGuard() {  // nothing where the constructor returned early: 
   }
 }
 
-Status check_launch(const char* kernel, cudaStream_t stream) {
+Status check_launch(cudaError_t launched, const char* kernel, cudaStream_t stream) {
   static const bool debug_sync = env_flag("OPENDML_DEBUG_SYNC");
-  ODML_RETURN_IF_ERROR(cuda_status(cudaGetLastError(), kernel));
+  ODML_RETURN_IF_ERROR(cuda_status(launched, kernel));
   if (debug_sync) return cuda_status(cudaStreamSynchronize(stream), kernel);
   return {};
 }

@@ -5,6 +5,8 @@
 
 #include <cuda_runtime.h>
 
+#include <type_traits>
+
 #include "core/status.h"
 
 namespace opendml::internal {
@@ -19,8 +21,21 @@ inline Status cuda_status(cudaError_t error, const char* what) {
   return Status(code, cat(what, ": ", cudaGetErrorName(error), ": ", cudaGetErrorString(error)));
 }
 
-// After a kernel launch: the launch error, and with OPENDML_DEBUG_SYNC the execution error.
-Status check_launch(const char* kernel, cudaStream_t stream);
+// Launches kernel<<<blocks, threads, 0, stream>>>(args...) and returns the launch's own error. After
+// <<<>>> only cudaGetLastError tells, and it also reports an earlier call of the thread that failed
+// unchecked (a caller's cudaMalloc that ran out of memory, checked by its return value only): execute
+// then failed with the caller's error although its kernel was queued and wrote the outputs. The
+// arguments are the kernel's parameter types exactly, and are copied at the launch.
+template <class... Params>
+cudaError_t launch_kernel(void (*kernel)(Params...), uint32_t blocks, uint32_t threads, cudaStream_t stream,
+                          const std::type_identity_t<Params>&... args) {
+  void* params[] = {const_cast<void*>(static_cast<const void*>(&args))...};
+  return cudaLaunchKernel(reinterpret_cast<const void*>(kernel), dim3(blocks), dim3(threads), params, 0, stream);
+}
+
+// After a kernel launch that returned `launched`: its error, and with OPENDML_DEBUG_SYNC the
+// execution error.
+Status check_launch(cudaError_t launched, const char* kernel, cudaStream_t stream);
 
 // Makes device `ordinal` current on the calling thread for the guard's lifetime, then puts back the
 // thread's CUDA context as the guard found it, no context included: restoring "device 0" on a

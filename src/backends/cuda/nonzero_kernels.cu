@@ -1058,8 +1058,7 @@ class CudaNonzeroKernel final : public Kernel {
     config.stream = static_cast<cudaStream_t>(args.stream);
     config.attrs = &resident;
     config.numAttrs = 1;
-    ODML_RETURN_IF_ERROR(cuda_status(cudaLaunchKernelEx(&config, kernel_, p), "cuda.nonzero: launching"));
-    return check_launch("cuda.nonzero", config.stream);
+    return check_launch(cudaLaunchKernelEx(&config, kernel_, p), "cuda.nonzero", config.stream);
   }
 
  private:
