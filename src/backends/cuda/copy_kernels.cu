@@ -112,6 +112,7 @@ struct LaunchGroup {
   std::vector<Slot> slots;
   uint32_t first_block = 0;  // in the block -> item table
   uint32_t blocks = 0;
+  uint32_t table = 0;  // the least pointer table its launch takes (launch_with_table)
 };
 
 // The bound tensor in `slot`.
@@ -157,14 +158,15 @@ std::vector<LaunchGroup> group_launches(const CopyPlan& plan, Assign&& assign) {
   return groups;
 }
 
-// Launches kernel(table, args...) with the smallest pointer table that fits the group; returns the
-// launch's error.
+// Launches kernel(table, args...) with the smallest pointer table that fits the group (and is
+// group.table at least); returns the launch's error.
 template <template <uint32_t> class Kernel, class... Args>
 cudaError_t launch_with_table(const LaunchGroup& group, const ExecuteArgs& args, cudaStream_t stream,
                               Args... kernel_args) {
-  if (group.slots.size() <= kSmallTable)
+  const size_t slots = std::max<size_t>(group.slots.size(), group.table);
+  if (slots <= kSmallTable)
     return Kernel<kSmallTable>::launch(group, pointer_table<kSmallTable>(group, args), stream, kernel_args...);
-  if (group.slots.size() <= kMediumTable)
+  if (slots <= kMediumTable)
     return Kernel<kMediumTable>::launch(group, pointer_table<kMediumTable>(group, args), stream, kernel_args...);
   return Kernel<kLargeTable>::launch(group, pointer_table<kLargeTable>(group, args), stream, kernel_args...);
 }
@@ -518,6 +520,12 @@ class CudaCopyKernel final : public Kernel {
       }
       item_group[i] = static_cast<uint32_t>(group);
     });
+    // Several launches (more than kLargeTable tensors) all take the largest table, so that all are
+    // one kernel: a later launch then cannot be refused where the first was queued for a kernel of
+    // its own, which CUDA loads at its first launch (lazy loading) and can fail to for want of device
+    // memory, leaving the earlier launches' writes done (docs/contract.md section 4).
+    if (groups_.size() > 1)
+      for (LaunchGroup& group : groups_) group.table = kLargeTable;
     // Blocks are numbered within each launch, `chunk` vectors each; the table lists every launch's
     // blocks in turn.
     const auto number_blocks = [&](uint32_t chunk) {
