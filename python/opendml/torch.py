@@ -14,6 +14,7 @@ docs/python.md describes this layer.
 """
 
 import functools
+import numbers
 import operator
 from collections.abc import Sequence
 from typing import List, Optional
@@ -288,16 +289,46 @@ torch.library.register_autograd("opendml::join", _join_backward, setup_context=_
 torch.library.register_autograd("opendml::split", _split_backward, setup_context=_setup_split)
 
 
+def _is_integer(v) -> bool:
+    """Whether v is one integer as the operators' schema takes it: Python's or NumPy's, a SymInt, or a
+    0-d integer array or tensor. Not a bool, nor a 0-d bool or float array or tensor, nor an array
+    with dimensions: those have __index__ too (the bool ones and one-element ones answer it), and
+    the dispatcher took them, truncated a float (fill_value 1.5 as 1) or failed an internal assert."""
+    if isinstance(v, bool):
+        return False
+    # First, and without reading an attribute: what torch.compile traces, where a SymInt is an int
+    # and a NumPy integer an ndarray whose dtype it cannot read.
+    if isinstance(v, (numbers.Integral, torch.SymInt)):
+        return True
+    if _is_compiling():  # NumPy's integers are traced as arrays, whose dtype and __index__ it cannot trace
+        return hasattr(type(v), "__index__")
+    if getattr(v, "ndim", 0) != 0 or (isinstance(v, torch.Tensor) and v.dtype == torch.bool):
+        return False  # (NumPy's bool arrays and scalars refuse __index__ themselves)
+    try:
+        operator.index(v)
+    except TypeError:
+        return False
+    return True
+
+
+def _described(v) -> str:
+    """A value's type for a message, with an array's or tensor's element type and shape."""
+    dtype, shape = getattr(v, "dtype", None), getattr(v, "shape", None)
+    if dtype is None or shape is None or not hasattr(type(v), "__len__"):  # a scalar (NumPy's too)
+        return type(v).__name__
+    return f"{type(v).__name__} of {dtype} and shape {list(shape)}"
+
+
 def _integers(op: str, optional: bool = False, **values):
     """A TypeError, as torch.cat raises one, for an argument that is not an integer (the dispatcher
-    would raise a RuntimeError): each value is an integer (Python's, NumPy's or a SymInt; not a bool),
-    or None where `optional`; sizes and offsets are lists of them."""
+    would raise a RuntimeError, or take it): each value is an integer (_is_integer), or None where
+    `optional`; sizes and offsets are lists of them."""
     for name, value in values.items():
         for v in value if name in ("sizes", "offsets") else [value]:
             if v is None and optional:
                 continue
-            if isinstance(v, bool) or not (isinstance(v, torch.SymInt) or hasattr(type(v), "__index__")):
-                raise TypeError(f"{op}: {name} must be an integer, not {type(v).__name__}")
+            if not _is_integer(v):
+                raise TypeError(f"{op}: {name} must be an integer, not {_described(v)}")
 
 
 def _is_count(sizes) -> bool:

@@ -102,3 +102,23 @@ def test_dynamic_shapes_compile_once():
         x, y = torch.randn(n, 3), torch.randn(n + 1, 3)
         assert all(torch.equal(a, b) for a, b in zip(compiled(x, y), f(x, y)))
     assert counter.frame_count == 1  # the fake implementations keep the sizes symbolic
+
+
+def test_numpy_integers_as_arguments_compile():
+    """NumPy's integers as an axis, sizes, columns and offsets compile into one graph, as in eager
+    mode: torch.compile traces them as arrays whose dtype and __index__ it cannot trace, so the check
+    that refuses a float or bool array must not read them there. (A NumPy count or fill_value does
+    not compile: torch.compile makes it a tensor, which split's len() and the schema's int refuse.)"""
+    import numpy as np
+
+    def f(x):
+        coords, count = odt.nonzero(x > 0, columns=np.int64(2), offsets=[np.int64(1), 0], fill_value=-1)
+        joined = odt.join([x, x], np.int64(1))
+        parts = odt.split(joined, [np.int64(2), 8], np.int64(-1))
+        return coords, count, joined, *parts
+
+    torch._dynamo.reset()
+    x = torch.randn(4, 5)
+    got = torch.compile(f, fullgraph=True, backend="aot_eager")(x)
+    want = f(x)
+    assert len(got) == len(want) and all(torch.equal(a, b) for a, b in zip(got, want))

@@ -227,6 +227,37 @@ def test_arguments_that_are_not_integers_are_type_errors():
                 call()
 
 
+def test_arrays_and_tensors_that_are_no_integer_are_type_errors():
+    """A 0-d integer array or tensor is an integer; a bool or float one, or one with dimensions, is
+    not, though each has __index__: they passed the check, and the dispatcher then took them (a
+    fill_value of np.array(1.5) wrote 1, an axis of torch.tensor(1.0) or torch.tensor(True) joined
+    along 1), or raised a RuntimeError (sizes of a 2-D array, an internal assert for bool sizes)."""
+    a = torch.zeros(2, 3)
+    with torch.no_grad():
+        b = a.clone().requires_grad_()  # the dispatcher's path
+    for x in (a, b):
+        for call, name in ((lambda: odt.nonzero(x, fill_value=np.array(1.5)), "fill_value"),
+                           (lambda: odt.nonzero(x, fill_value=np.array([1])), "fill_value"),
+                           (lambda: odt.nonzero(x, columns=torch.tensor(True)), "columns"),
+                           (lambda: odt.nonzero(x, offsets=[np.array(1.0), 0]), "offsets"),
+                           (lambda: odt.join([x, x], torch.tensor(1.0)), "axis"),
+                           (lambda: odt.join([x, x], torch.tensor(True)), "axis"),
+                           (lambda: odt.join([x, x], np.array([1])), "axis"),
+                           (lambda: odt.split(x, [1, 2], torch.tensor([1])), "axis"),
+                           (lambda: odt.split(x, torch.tensor(True), 0), "sizes"),
+                           (lambda: odt.split(x, torch.tensor(2.0), 0), "sizes"),
+                           (lambda: odt.split(x, torch.tensor([True, True]), 0), "sizes"),
+                           (lambda: odt.split(x, np.array([[1, 1]]), 0), "sizes"),
+                           (lambda: odt.split(x, [torch.tensor(1.0), torch.tensor(1.0)], 0), "sizes"),
+                           (lambda: odt.split(x, [np.array([1]), np.array([1])], 0), "sizes")):
+            with pytest.raises(TypeError, match=f"opendml.torch.(join|split|nonzero): {name} must be an integer, not "):
+                call()
+        # 0-d integer ones are integers, on both paths.
+        assert torch.equal(odt.join([x, x], np.array(1)), torch.cat([a, a], 1))
+        assert [p.shape for p in odt.split(x, [torch.tensor(1), np.array(2)], 1)] == [(2, 1), (2, 2)]
+        assert odt.nonzero(x + 1, fill_value=torch.tensor(-1), offsets=[np.array(1), 0])[0][0].tolist() == [1, 0]
+
+
 def test_split_sizes_of_an_array_or_tensor():
     """A 1-D NumPy array or tensor of sizes is a sequence of sizes, as the array layer takes it (its
     __index__, which only a single element has, made it a count and raised NumPy's or torch's
