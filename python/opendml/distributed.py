@@ -141,9 +141,13 @@ def _problem(e: Exception) -> tuple:
 def _arguments(op: str, xs, dim, group, validate: bool, args) -> _Args:
     """Every input's local piece and the layout they share. With validate, every rank's description
     of its arguments (problems, `args`, element types, shapes, sharded dimension) is exchanged on
-    the host, and any problem or disagreement raises the same error on every rank."""
+    the host, and any problem or disagreement raises the same error on every rank. `args` is a
+    tuple (the operation's name first), or a function that reads the arguments into one, whose
+    exception is this rank's problem like any other."""
     problem, parsed, described = None, [], None
     try:
+        if callable(args):
+            args = args()
         described = repr(args)  # the arguments go as their repr: whatever they are, it pickles, and equal values compare equal
         if not isinstance(xs, (list, tuple)):
             raise TypeError(f"{op}: expected a list of tensors, got {type(xs).__name__}")
@@ -216,11 +220,6 @@ def _not_bool(op: str, name: str, value) -> None:
     """A TypeError for a bool given as an axis or dimension, as opendml.torch and torch.cat raise."""
     if isinstance(value, bool):
         raise TypeError(f"{op}: {name} must be an integer, not bool")
-
-
-def _integer(n) -> bool:
-    """An integer of Python's or NumPy's, not a bool."""
-    return isinstance(n, numbers.Integral) and not isinstance(n, bool)
 
 
 def _axis_key(axis, x):
@@ -360,27 +359,21 @@ def split(x, sizes, axis: int = 0, *, dim: Optional[int] = None, group=None, val
     x). Along the sharded axis, every part is sharded by torch.chunk's rule, and the rows that
     belong to another rank move in one all-to-all."""
     op = "opendml.distributed.split"
-    # A list of ints whether a rank gave a tuple or NumPy integers, so that the ranks compare them
-    # alike; anything else is described as it is, and refused below on every rank.
-    if not isinstance(sizes, (list, tuple)) and hasattr(sizes, "tolist") and getattr(sizes, "ndim", None) in (0, 1):
-        # As opendml.torch.split takes them: a 1-D array's or tensor's sizes, a 0-d one's count. A
-        # value that cannot be read (a meta tensor) is left as it is, to be refused on every rank.
-        try:
-            sizes = sizes.tolist()
-        except Exception:
-            pass
-    listed = isinstance(sizes, (list, tuple)) and all(_integer(n) for n in sizes)
-    if listed:
-        sizes = [int(n) for n in sizes]
-    elif _integer(sizes):  # a count of equal parts, NumPy's too
-        sizes = int(sizes)
-    a = _arguments(op, [x], dim, group, validate, ("split", sizes, _axis_key(axis, x)))
+    read = []
+
+    def arguments():
+        # As opendml.torch.split reads them (a count, or a list of ints from any sequence of integers,
+        # a 1-D array or tensor too), whatever form each rank gave, so that the ranks compare them
+        # alike; what it refuses is this rank's problem, which every rank raises.
+        read.append(odt._split_sizes(op, sizes))
+        return ("split", read[0], _axis_key(axis, x))
+
+    a = _arguments(op, [x], dim, group, validate, arguments)
     shape = a.shapes[0]
     _not_bool(op, "axis", axis)
     axis = normalize_axis(op, axis, len(shape))
-    if not _integer(sizes) and not listed:
-        raise opendml.Error(f"{op}: sizes is {sizes!r}; it must be a list of ints, or an int for equal parts")
-    if _integer(sizes):
+    sizes = read[0]
+    if not isinstance(sizes, list):  # a count of equal parts
         sizes = equal_parts(op, shape[axis], sizes)
     parts = split_shapes(op, shape, sizes, axis)
     if a.dim is None or axis != a.dim:

@@ -345,12 +345,31 @@ def _is_count(sizes) -> bool:
 
 
 def _listed(op: str, name: str, values, expected: str) -> list:
-    """A list of split's sizes or nonzero's offsets, from any iterable (a 1-D array or tensor too), or
-    a TypeError naming the argument and what it must be where it is not one."""
+    """A list of split's sizes or nonzero's offsets, from any iterable (a 1-D array or tensor too, read
+    in one go), or a TypeError naming the argument and what it must be where it is not one."""
+    if getattr(values, "ndim", None) == 1 and hasattr(values, "tolist"):
+        return values.tolist()  # Python's numbers: one read of a tensor on the GPU, not one per element
     try:
         return list(values)
     except TypeError:
         raise TypeError(f"{op}: {name} must be {expected}, not {type(values).__name__}") from None
+
+
+def _split_sizes(op: str, sizes):
+    """split's `sizes` as opendml.torch.split and opendml.distributed.split both take them: an int,
+    the number of equal parts (from an integer of Python's or NumPy's, or a 0-d integer array or
+    tensor), or a list of sizes, each a Python int or a SymInt (from any sequence of integers, a 1-D
+    array or tensor too). Anything else raises a TypeError naming `op`."""
+    if _is_count(sizes):
+        _integers(op, sizes=[sizes])  # not a bool, nor a 0-d float
+        return operator.index(sizes)
+    sizes = _listed(op, "sizes", sizes, "an integer or a sequence of integers")
+    if all(type(s) is int for s in sizes):  # the usual case, checked no further
+        return sizes
+    _integers(op, sizes=sizes)
+    if _is_compiling():  # as they are: torch.compile traces NumPy's integers as arrays it cannot read
+        return sizes
+    return [s if isinstance(s, (int, torch.SymInt)) else operator.index(s) for s in sizes]
 
 
 def _tensors(op: str, name: str, values) -> None:
@@ -381,11 +400,9 @@ def split(x: torch.Tensor, sizes, axis: int = 0) -> list:
         _tensors(op, "x", [x])
     if type(axis) is not int:  # before the count's parts are worked out along it
         _integers(op, axis=axis)
-    if _is_count(sizes):
-        _integers(op, sizes=[sizes])  # not a bool
-        sizes = equal_parts(op, x.shape[normalize_axis(op, axis, x.dim())], operator.index(sizes))
-    sizes = _listed(op, "sizes", sizes, "an integer or a sequence of integers")
+    sizes = _split_sizes(op, sizes)
+    if not isinstance(sizes, list):  # a count
+        sizes = equal_parts(op, x.shape[normalize_axis(op, axis, x.dim())], sizes)
     if type(axis) is int and all(type(s) is int for s in sizes) and _eager((x,)):
         return _split(x, sizes, axis)
-    _integers(op, sizes=sizes)  # the axis is checked above
-    return torch.ops.opendml.split(x, sizes, axis)
+    return torch.ops.opendml.split(x, sizes, axis)  # the axis and sizes are checked above

@@ -11,6 +11,7 @@ import json
 import multiprocessing
 import os
 import queue
+import re
 import subprocess
 import sys
 import tempfile
@@ -24,6 +25,7 @@ import torch.distributed as dist
 
 import opendml
 import opendml.distributed as odd
+import opendml.torch as odt
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -421,6 +423,36 @@ def case_split():
             _equal(_gathered(p, 0), w)
 
 
+def case_split_sizes_read_as_opendml_torch_reads_them():
+    """opendml.distributed.split reads its sizes with opendml.torch.split's code: a count or sizes in
+    any form it takes are the same arguments on every rank, and what it refuses raises its TypeError
+    on every rank. The layer's own reading took a 1-D float tensor's sizes for [4.0, 8.0] and refused
+    them as an opendml.Error, and bools, 0-d bool or float tensors and 2-D arrays likewise, where
+    opendml.torch.split raises a TypeError."""
+    rank, last = dist.get_rank(), dist.get_world_size() - 1
+    x = _global((12, 3), torch.float32, 0.7, seed=10)
+    piece = _shard(x, 0)
+    # One form on one rank, another on the others: the same sizes, which the ranks agree on.
+    for mine, others in (((4, 8), np.array([4, 8])), (torch.tensor([4, 8]), [np.int64(4), 8]),
+                         (torch.tensor(2), np.array(2)), (np.int64(2), 2)):
+        parts = odd.split(piece, mine if rank == last else others, 0, dim=0)
+        for p, w in zip(parts, torch.split(x, [4, 8] if np.ndim(mine) else 6, 0)):
+            _equal(_gathered(p, 0), w)
+    bad = (True, torch.tensor(True), torch.tensor(2.0), torch.tensor([4.0, 8.0]), np.array([[4, 8]]), [4, None],
+           [4, 8.0], "48")
+    for sizes in bad:
+        try:
+            odt.split(x, sizes, 0)
+        except TypeError as e:
+            want = str(e).replace("opendml.torch.split", "opendml.distributed.split")
+        else:
+            raise AssertionError(f"opendml.torch.split took {sizes!r}")
+        for on_rank in (last, None):  # on one rank only, then on every rank
+            with pytest.raises(TypeError, match=r"%s \(on rank %d\)" % (re.escape(want), 0 if on_rank is None else last)):
+                odd.split(piece, sizes if on_rank in (None, rank) else [4, 8], 0, dim=0)
+    _equal(_gathered(odd.split(piece, [4, 8], 0, dim=0)[1], 0), x[4:])  # the world still works
+
+
 def case_lazy_views():
     """Shards that are lazily conjugated or negated views (z.conj(), its .imag): the values they stand
     for, as torch's operators take them, on every path (the pieces went to the array layer and the
@@ -574,9 +606,11 @@ def case_mismatches_raise_on_every_rank():
         odd.join([torch.ones(4, 2, device=dev), torch.ones(4 + (rank == 0) - (rank == 1), 2, device=dev)], 1, dim=0)
     with pytest.raises(TypeError, match=r"expected a list of tensors, got Tensor \(on rank %d\)" % last):
         odd.join(x if rank == last else [x], 0, dim=0)
-    with pytest.raises(opendml.Error, match="sizes is 'ab'"):
+    # sizes are read by opendml.torch.split's own code, and what it refuses (a TypeError) is
+    # refused on every rank, whether one rank gave it or all did.
+    with pytest.raises(TypeError, match=r"opendml.distributed.split: sizes must be an integer, not str \(on rank 0\)"):
         odd.split(x, "ab", 0, dim=0)
-    with pytest.raises(opendml.Error, match="disagree on the arguments: rank 0 has .*, rank %d has .*object" % last):
+    with pytest.raises(TypeError, match=r"sizes must be an integer or a sequence of integers, not object \(on rank %d\)" % last):
         odd.split(x, object() if rank == last else [4], 0, dim=0)
     # What the kernels do not take raises on every rank, also on ranks whose piece is empty and
     # run no kernel (which waited in the collective while the others raised).
@@ -638,7 +672,7 @@ def case_mismatches_raise_on_every_rank():
                  lambda: odd.split(x, 3, True, dim=0)):
         with pytest.raises(TypeError, match="must be an integer, not bool"):
             call()
-    with pytest.raises(opendml.Error, match=r"sizes is \[True, 2\]"):
+    with pytest.raises(TypeError, match=r"sizes must be an integer, not bool \(on rank 0\)"):
         odd.split(x, [True, 2], 1, dim=0)
     assert [q.shape for q in odd.split(x, np.int64(3), 1, dim=0)] == [(4, 1)] * 3
     # One axis written two ways is the same axis.
@@ -703,7 +737,7 @@ def case_benchmark(path):
 
 
 CASES = [case_nonzero, case_nonzero_any_sizes, case_gathered_nonzero_reads_the_gathered_input, case_one_element_shards_with_any_strides, case_nonzero_dtensor, case_nonzero_validate_off,
-         case_subgroups, case_join, case_split, case_dtensor_join_split, case_lazy_views, case_no_movement_when_pieces_line_up,
+         case_subgroups, case_join, case_split, case_split_sizes_read_as_opendml_torch_reads_them, case_dtensor_join_split, case_lazy_views, case_no_movement_when_pieces_line_up,
          case_mismatches_raise_on_every_rank, case_any_local_exception_raises_on_every_rank]
 
 
