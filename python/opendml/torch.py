@@ -347,12 +347,14 @@ def _is_count(sizes) -> bool:
 def _listed(op: str, name: str, values, expected: str) -> list:
     """A list of split's sizes or nonzero's offsets, from any iterable (a 1-D array or tensor too, read
     in one go), or a TypeError naming the argument and what it must be where it is not one."""
-    if getattr(values, "ndim", None) == 1 and hasattr(values, "tolist"):
+    ndim = getattr(values, "ndim", 0)
+    if ndim == 1 and hasattr(values, "tolist"):
         return values.tolist()  # Python's numbers: one read of a tensor on the GPU, not one per element
-    try:
-        return list(values)
-    except TypeError:
-        raise TypeError(f"{op}: {name} must be {expected}, not {type(values).__name__}") from None
+    # In order, as the array layer takes them: not a set or a dict (whose keys were taken as sizes, a
+    # set's in any order) nor an iterator; an array of more dimensions is its rows, each refused.
+    if not (isinstance(values, Sequence) or (isinstance(ndim, int) and ndim > 1)):
+        raise TypeError(f"{op}: {name} must be {expected}, not {type(values).__name__}")
+    return list(values)
 
 
 def _split_sizes(op: str, sizes):

@@ -275,6 +275,15 @@ def test_split_sizes_of_an_array_or_tensor():
             odt.split(a, sizes, 1)
     with pytest.raises(TypeError, match="opendml.torch.nonzero: offsets must be a sequence of integers, not int"):
         odt.nonzero(a, offsets=3)
+    # Sizes and offsets come in order, as the array layer and torch.split take them: a set (split in
+    # any order) or a dict (its keys were the sizes) is refused, and so is an iterator.
+    for sizes in ({1, 3}, {1: "a", 3: "b"}, iter([1, 3]), (n for n in (1, 3))):
+        with pytest.raises(TypeError, match="opendml.torch.split: sizes must be an integer or a sequence of integers, not "):
+            odt.split(a, sizes, 1)
+    with pytest.raises(TypeError, match="opendml.torch.nonzero: offsets must be a sequence of integers, not set"):
+        odt.nonzero(a, offsets={0, 1})
+    with pytest.raises(opendml.Error):  # the array layer's refusal, on a tensor
+        opendml.split(a, {1, 3}, 1)
 
 
 def test_opcheck():
