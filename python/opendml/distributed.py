@@ -217,9 +217,12 @@ def _arguments(op: str, xs, dim, group, validate: bool, args) -> _Args:
 
 
 def _not_bool(op: str, name: str, value) -> None:
-    """A TypeError for a bool given as an axis or dimension, as opendml.torch and torch.cat raise."""
+    """A TypeError for a bool given as an axis or dimension, as opendml.torch and torch.cat raise: a
+    Python bool, or a 0-d bool tensor (whose __index__ made it axis 1; NumPy's bools refuse theirs)."""
     if isinstance(value, bool):
         raise TypeError(f"{op}: {name} must be an integer, not bool")
+    if isinstance(value, torch.Tensor) and value.dtype == torch.bool:
+        raise TypeError(f"{op}: {name} must be an integer, not a bool tensor")
 
 
 def _axis_key(axis, x):

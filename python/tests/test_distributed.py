@@ -672,6 +672,12 @@ def case_mismatches_raise_on_every_rank():
                  lambda: odd.split(x, 3, True, dim=0)):
         with pytest.raises(TypeError, match="must be an integer, not bool"):
             call()
+    # A bool tensor too (its __index__ made it dimension or axis 1), on every rank where one rank gave it.
+    true = torch.tensor(True)
+    for call in (lambda: odd.nonzero(x, dim=true if rank == last else 0), lambda: odd.join([x, x], true, dim=0),
+                 lambda: odd.join([x, x], true, dim=0, replicated=True), lambda: odd.split(x, 3, true, dim=0)):
+        with pytest.raises(TypeError, match="must be an integer, not a bool tensor"):
+            call()
     with pytest.raises(TypeError, match=r"sizes must be an integer, not bool \(on rank 0\)"):
         odd.split(x, [True, 2], 1, dim=0)
     assert [q.shape for q in odd.split(x, np.int64(3), 1, dim=0)] == [(4, 1)] * 3
