@@ -113,6 +113,33 @@ class ReportTest(unittest.TestCase):
         case["peers"]["torch.split_with_sizes_copy"]["time_us"] = case["peers"]["opendml"]["time_us"] / 2
         self.assertEqual(report.judge(self.target(text), self.results)[:3], ("**missed**", "0.50x", case["name"]))
 
+    def test_a_wrong_result_misses_whatever_its_time(self):
+        """opendml's result that differs from NumPy's fails its target even where it is fast enough."""
+        text = "NONZERO at least 2.5x torch.nonzero from 2^24 elements up"
+        self.assertEqual(report.judge(self.target(text), self.results)[0], "met")
+        case = self.scope(text)[1]
+        case["peers"]["opendml"].update(correct=False, mismatch="row 0 is [0, 1], expected [0, 0]")
+        n = len(self.scope(text))
+        self.assertEqual(report.judge(self.target(text), self.results),
+                         ("**missed**", "-", f"opendml differs from NumPy: {case['name']}", f"{n - 1} of {n}"))
+
+    def test_the_judged_package_failing_misses(self):
+        """An opendml.jax target is about opendml.jax's rows: one that failed in a case misses; one
+        that ran in no case (not installed) leaves the target unmeasured."""
+        text = "opendml.jax.split within 10% of opendml's C++ time from 2^24 elements"
+        for r in self.scope(text):  # within 10% everywhere, so that only the failure decides
+            r["peers"]["opendml.jax.split"]["time_us"] = r["peers"]["opendml"]["time_us"]
+        self.assertEqual(report.judge(self.target(text), self.results)[0], "met")
+        case = self.scope(text)[0]
+        case["peers"]["opendml.jax.split"] = {"error": "RuntimeError: out of memory"}
+        n = len(self.scope(text))
+        self.assertEqual(report.judge(self.target(text), self.results),
+                         ("**missed**", "-", f"opendml.jax.split failed: {case['name']}", f"{n - 1} of {n}"))
+        for r in self.scope(text):
+            r["peers"]["opendml.jax.split"] = {"error": "RuntimeError: No module named 'opendml'"}
+        self.assertEqual(report.judge(self.target(text), self.results)[:3],
+                         ("not measured", "-", "the peer did not run"))
+
     def test_page_and_plots(self):
         with tempfile.TemporaryDirectory() as folder:
             path = os.path.join(folder, "gpu_peers.json")
