@@ -18,6 +18,11 @@ import gpu_peers  # noqa: E402
 import report  # noqa: E402
 
 COPY_GBPS = 3000.0
+try:
+    import matplotlib  # noqa: F401
+    HAVE_MATPLOTLIB = True
+except ImportError:
+    HAVE_MATPLOTLIB = False
 
 
 def modelled(nbytes, fraction, latency_us):
@@ -149,7 +154,11 @@ class ReportTest(unittest.TestCase):
             with open(os.path.join(folder, "performance.md")) as f:
                 text = f.read()
             for name in report.PLOTS.values():
-                self.assertGreater(os.path.getsize(os.path.join(folder, name)), 10_000)
+                if HAVE_MATPLOTLIB:
+                    self.assertGreater(os.path.getsize(os.path.join(folder, name)), 10_000)
+                else:  # report.py writes the page without its plots then
+                    self.assertFalse(os.path.exists(os.path.join(folder, name)))
+                    self.assertNotIn(f"]({name})", text)
         self.assertIn("PLACEHOLDER", text)
         self.assertIn("## Targets", text)
         self.assertIn("| NONZERO of 2^20 elements under 6 us |", text)
