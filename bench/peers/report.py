@@ -407,8 +407,13 @@ def page(gpu, cpu, sources, plots):
 def load(path):
     if not path:
         return None
-    with open(path) as f:
-        results = json.load(f)
+    try:
+        with open(path) as f:
+            results = json.load(f)
+    except (OSError, ValueError) as e:  # a missing file or one that is not JSON: a line, not a traceback
+        raise SystemExit(f"{path}: cannot read the results: {e}")
+    if not isinstance(results, dict):
+        raise SystemExit(f"{path}: not a results file of bench/peers (a JSON object)")
     if results.get("schema") != common.SCHEMA:
         raise SystemExit(f"{path}: schema {results.get('schema')!r}, expected {common.SCHEMA!r}")
     return results

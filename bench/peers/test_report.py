@@ -186,6 +186,19 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(generated.sub("", expected), generated.sub("", text),
                          "docs/performance.md is stale: regenerate it with report.py (its 'How to reproduce')")
 
+    def test_unreadable_results_are_refused_in_a_line(self):
+        with tempfile.TemporaryDirectory() as folder:
+            for name, content in (("missing.json", None), ("bad.json", "{not json"), ("list.json", "[]"),
+                                  ("other.json", '{"schema": "other/1"}')):
+                path = os.path.join(folder, name)
+                if content is not None:
+                    with open(path, "w") as f:
+                        f.write(content)
+                with self.assertRaises(SystemExit) as refused:
+                    report.load(path)
+                self.assertIsInstance(refused.exception.code, str)
+                self.assertTrue(refused.exception.code.startswith(path + ": "), refused.exception.code)
+
     def test_summary_prints(self):
         text = common.summary(self.results)
         self.assertIn("torch.cat us (x)", text)
