@@ -26,3 +26,12 @@ def test_nonzero_static_has_room_for_every_element():
             assert fn().shape == (n, 1)
     host = {c: m for c, m, _ in bench_python.host_cases(bench_python.parse(["--device", "cpu"]))}
     assert host["nonzero 1024"]["torch.nonzero_static"]().shape == (1024, 1)
+
+
+def test_max_log2_bounds_the_1000_tensor_concats():
+    def many(argv):
+        return [n for c, n, _, _ in cases(["--min-log2", "4", "--step", "100", "--max-log2", "4", *argv]) if c == "concat 1000"]
+
+    assert many([]) == []  # a quick run allocates no 1000 x 2^14 elements
+    assert many(["--max-log2", "20"]) == [1000 << 10]
+    assert many(["--max-log2", "24"]) == [1000 << 10, 1000 << 14]
