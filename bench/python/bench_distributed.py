@@ -57,7 +57,14 @@ def parse(argv):
     p.add_argument("--repeat", type=int, default=20, help="timed calls per row")
     p.add_argument("--skip-gathered", action="store_true", help="leave out the gathered rows, which hold the whole tensor and its coordinates on every GPU (over 20 GiB per GPU at 2^28 elements on 4 GPUs)")
     p.add_argument("--json", metavar="PATH", help="write the rows as JSON (rank 0)")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if args.log2 < 2:
+        p.error("--log2 must be at least 2 (the join's two inputs are halves of at least two rows)")
+    if args.repeat < 1:
+        p.error("--repeat must be at least 1")
+    if not 0 <= args.density <= 1:
+        p.error("--density must be 0 to 1")
+    return args
 
 
 def init(device):

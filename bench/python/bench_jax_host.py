@@ -37,12 +37,16 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CUDA_INCLUDE = "/usr/local/cuda/include"
 
 
-def parse():
+def parse(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--calls", type=int, default=1000, help="calls per case and round")
     p.add_argument("--rounds", type=int, default=15, help="interleaved rounds")
     p.add_argument("--cxx", default=os.environ.get("CXX", "c++"), help="the C++ compiler for the no-op handlers")
-    return p.parse_args()
+    args = p.parse_args(argv)
+    for name in ("calls", "rounds"):
+        if getattr(args, name) < 1:
+            p.error(f"--{name} must be at least 1")
+    return args
 
 
 def noop_targets(cxx, cuda):
@@ -104,8 +108,8 @@ def cases(x, target, cuda):
     return out
 
 
-def main():
-    args = parse()
+def main(argv=None):
+    args = parse(argv)
     device = jax.devices()[0]
     cuda = device.platform == "gpu"
     x = jax.device_put(np.array([1, 0, 2, 0], np.float32), device)

@@ -49,7 +49,16 @@ def parse(argv=None):
     p.add_argument("--budget", type=float, default=0.25, help="seconds of timed calls per measurement")
     p.add_argument("--json", metavar="PATH", help="write every row as JSON")
     p.add_argument("--host-only", action="store_true", help="only the host-overhead table")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if not 1 <= args.min_log2 <= args.max_log2:
+        p.error("--min-log2 must be at least 1 and at most --max-log2")
+    if args.step < 1:
+        p.error("--step must be at least 1")
+    if not 0 <= args.density <= 1:
+        p.error("--density must be 0 to 1")
+    if not args.budget > 0:
+        p.error("--budget must be above 0")
+    return args
 
 
 class Timer:

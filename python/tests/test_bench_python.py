@@ -35,3 +35,32 @@ def test_max_log2_bounds_the_1000_tensor_concats():
     assert many([]) == []  # a quick run allocates no 1000 x 2^14 elements
     assert many(["--max-log2", "20"]) == [1000 << 10]
     assert many(["--max-log2", "24"]) == [1000 << 10, 1000 << 14]
+
+
+@pytest.mark.parametrize("script,argv,message", [
+    ("bench_python", ["--min-log2", "0"], "--min-log2 must be at least 1 and at most --max-log2"),
+    ("bench_python", ["--min-log2", "-3"], "--min-log2 must be at least 1 and at most --max-log2"),
+    ("bench_python", ["--min-log2", "20", "--max-log2", "16"], "--min-log2 must be at least 1 and at most --max-log2"),
+    ("bench_python", ["--step", "0"], "--step must be at least 1"),
+    ("bench_python", ["--density", "1.5"], "--density must be 0 to 1"),
+    ("bench_python", ["--density", "nan"], "--density must be 0 to 1"),
+    ("bench_python", ["--budget", "0"], "--budget must be above 0"),
+    ("bench_jax_host", ["--calls", "0"], "--calls must be at least 1"),
+    ("bench_jax_host", ["--rounds", "0"], "--rounds must be at least 1"),
+    ("bench_distributed", ["--repeat", "0"], "--repeat must be at least 1"),
+    ("bench_distributed", ["--log2", "1"], "--log2 must be at least 2"),
+    ("bench_distributed", ["--density", "-0.1"], "--density must be 0 to 1"),
+])
+def test_bad_arguments_are_refused(capsys, script, argv, message):
+    """With the parser's error (exit status 2) before anything runs, not a traceback from inside:
+    a step of 0 was range()'s ValueError, a negative size a negative shift, no rounds or repeats
+    a median of nothing."""
+    module = __import__(script)
+    with pytest.raises(SystemExit) as exit:
+        module.parse(argv)
+    assert exit.value.code == 2 and message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("script", ["bench_python", "bench_jax_host", "bench_distributed"])
+def test_the_defaults_are_accepted(script):
+    __import__(script).parse([])
