@@ -179,7 +179,9 @@ def descriptor_nonzero(x, device):
     count = torch.empty(1, dtype=torch.uint32, device=x.device)
     coords = torch.empty(x.numel(), 1, dtype=torch.uint32, device=x.device)
     stream = current_stream(x.device)
-    return lambda: op.execute([x], [count, coords], stream=stream())
+    fn = lambda: op.execute([x], [count, coords], stream=stream())  # noqa: E731
+    fn.outputs = (coords, count)  # what it writes, for the check (see result_of)
+    return fn
 
 
 def descriptor_join(parts, device):
@@ -191,7 +193,52 @@ def descriptor_join(parts, device):
     out = torch.empty(sum(p.numel() for p in parts), device=parts[0].device)
     stream = current_stream(out.device)
     parts = list(parts)
-    return lambda: op.execute(parts, [out], stream=stream())
+    fn = lambda: op.execute(parts, [out], stream=stream())  # noqa: E731
+    fn.outputs = out
+    return fn
+
+
+def result_of(fn):
+    """What one call of fn gives: its result, or the outputs that a descriptor layer's execute
+    (which returns nothing) writes."""
+    result = fn()
+    return fn.outputs if hasattr(fn, "outputs") else result
+
+
+def difference(got, want, coordinates):
+    """None when got equals want, torch's answer, bit for bit; else what differs. With
+    coordinates: torch.nonzero's [k, N], nonzero_static's [n, N] (the rows past k its padding) or
+    (coordinates, count), rows past the count unspecified, in any integer type. Else a tensor or
+    a list of them (split)."""
+    if coordinates:
+        if isinstance(got, (tuple, list)):
+            got, count = got
+            count = int(count.reshape(-1)[0])
+            if count != want.shape[0]:
+                return f"count {count}, expected {want.shape[0]}"
+        if got.dim() != 2 or got.shape[1] != want.shape[1] or got.shape[0] < want.shape[0]:
+            return f"coordinates of shape {list(got.shape)}, expected {list(want.shape)}"
+        got = got[:want.shape[0]].to(torch.int64)
+        return None if torch.equal(got, want) else "coordinates differ"
+    gots, wants = (list(got), want) if isinstance(want, list) else ([got], [want])
+    if len(gots) != len(wants):
+        return f"{len(gots)} outputs, expected {len(wants)}"
+    for k, (g, w) in enumerate(zip(gots, wants)):
+        if g.dtype != w.dtype or g.shape != w.shape:
+            return f"output {k}: {g.dtype}{list(g.shape)}, expected {w.dtype}{list(w.shape)}"
+        if not torch.equal(g.contiguous().view(torch.uint8), w.contiguous().view(torch.uint8)):
+            return f"output {k}: bytes differ"
+    return None
+
+
+# Each case's reference, torch's own answer, that every method is checked against before it is timed.
+REFERENCES = ("torch.nonzero", "torch.cat", "torch.split + clone")
+
+
+def check(case, methods):
+    """{method: None where its result equals torch's, else what differs}; methods: {name: fn}."""
+    want = result_of(methods[next(r for r in REFERENCES if r in methods)])
+    return {name: difference(result_of(fn), want, case.startswith("nonzero")) for name, fn in methods.items()}
 
 
 def cases(args):
@@ -282,12 +329,15 @@ def host_overhead(args, timer):
     print(header)
     print("-" * len(header))
     for case, methods, reference in host_cases(args):
+        wrong = check(case, methods)
         measured = timer.host_best(methods)
         for name, host in measured.items():
             ratio = host / measured[reference]
-            rows.append({"case": case, "method": name, "host_us": host * 1e6, "host_over_torch": ratio})
+            rows.append({"case": case, "method": name, "host_us": host * 1e6, "host_over_torch": ratio,
+                         "correct": wrong[name] is None, **({"mismatch": wrong[name]} if wrong[name] else {})})
             mark = " *" if name == reference else ""
-            print(f"{case:<20} {name + mark:<22} {host * 1e6:>9.2f} {ratio:>9.2f}x")
+            print(f"{case:<20} {name + mark:<22} {host * 1e6:>9.2f} {ratio:>9.2f}x"
+                  + (f"  WRONG: {wrong[name]}" if wrong[name] else ""))
     return rows
 
 
@@ -302,7 +352,7 @@ def main(argv=None):
         if args.json:
             with open(args.json, "w") as f:
                 json.dump({"device": args.device, "torch": torch.__version__, "host_overhead": rows}, f, indent=1)
-        return
+        return exit_status(rows)
     header = (f"{'case':<12} {'elements':>10} {'method':<22} {'host us':>9} {'host/torch':>10} "
               f"{'device us':>10} {'by':>6} {'torch/this':>10}")
     print(f"opendml {opendml.__version__} on {opendml.Device('cuda' if args.device == 'cuda' else 'cpu').name}; "
@@ -312,6 +362,7 @@ def main(argv=None):
     print(header)
     print("-" * len(header))
     for case, n, methods, min_bytes in cases(args):
+        wrong = check(case, {name: fn for name, (fn, _) in methods.items()})
         measured = {name: timer.measure(fn, capture) for name, (fn, capture) in methods.items()}
         reference = measured.get("torch.nonzero", measured.get("torch.cat"))
         for name, (host, device, by) in measured.items():
@@ -319,11 +370,12 @@ def main(argv=None):
             ratio = reference[1] / device if device and reference[1] else math.nan
             rows.append({"case": case, "elements": n, "method": name, "host_us": host * 1e6,
                          "host_over_torch": host_ratio, "device_us": device * 1e6 if device else None,
-                         "device_by": by, "torch_device_over_this": ratio, "min_bytes": min_bytes})
+                         "device_by": by, "torch_device_over_this": ratio, "min_bytes": min_bytes,
+                         "correct": wrong[name] is None, **({"mismatch": wrong[name]} if wrong[name] else {})})
             device_text = f"{device * 1e6:>10.2f}" if device else f"{'-':>10}"
             ratio_text = f"{ratio:>9.2f}x" if ratio == ratio else f"{'-':>10}"
             print(f"{case:<12} {n:>10} {name:<22} {host * 1e6:>9.2f} {host_ratio:>9.2f}x {device_text} {by:>6} "
-                  f"{ratio_text}")
+                  f"{ratio_text}" + (f"  WRONG: {wrong[name]}" if wrong[name] else ""))
         if n >= 1 << 24:
             line = f"{'':<12} {'':>10} roofline: at least {min_bytes / 1e6:.1f} MB moved"
             if case == "nonzero":
@@ -337,7 +389,17 @@ def main(argv=None):
         with open(args.json, "w") as f:
             json.dump({"device": args.device, "torch": torch.__version__, "density": args.density, "rows": rows,
                        "host_overhead": host_rows}, f, indent=1)
+    return exit_status(rows + host_rows)
+
+
+def exit_status(rows):
+    """1, with the list, where a method's result differed from torch's (its figures stand beside a
+    wrong answer), else 0."""
+    wrong = [f"{r['case']}: {r['method']}" for r in rows if not r["correct"]]
+    if wrong:
+        print(f"\n{len(wrong)} results differ from torch's (WRONG above): {'; '.join(wrong)}")
+    return 1 if wrong else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

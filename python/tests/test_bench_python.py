@@ -1,6 +1,7 @@
 """bench/python's benchmarks on the CPU at tiny sizes: what each case measures, the command line
 each honours and the arguments each refuses (the figures themselves come from a GPU)."""
 
+import json
 import pathlib
 import sys
 
@@ -64,3 +65,44 @@ def test_bad_arguments_are_refused(capsys, script, argv, message):
 @pytest.mark.parametrize("script", ["bench_python", "bench_jax_host", "bench_distributed"])
 def test_the_defaults_are_accepted(script):
     __import__(script).parse([])
+
+
+def test_every_result_is_checked_against_torchs_before_it_is_timed(tmp_path, capsys):
+    path = tmp_path / "rows.json"
+    argv = ["--device", "cpu", "--min-log2", "6", "--max-log2", "8", "--budget", "0.001", "--json", str(path)]
+    assert bench_python.main(argv) == 0
+    rows = json.loads(path.read_text())
+    methods = {(r["case"], r["method"]) for r in rows["rows"]}
+    assert ("nonzero", "descriptor execute") in methods and ("concat 2", "descriptor execute") in methods
+    assert all(r["correct"] for r in rows["rows"] + rows["host_overhead"]), capsys.readouterr().out
+
+
+def test_a_wrong_result_is_found():
+    x = (torch.arange(12) % 3 == 0).float()
+    want = torch.nonzero(x)
+    coordinates = torch.zeros(12, 1, dtype=torch.uint32)
+    coordinates[:4, 0] = torch.tensor([0, 3, 6, 9])
+    count = torch.tensor([4], dtype=torch.uint32)
+    assert bench_python.difference((coordinates, count), want, coordinates=True) is None
+    assert bench_python.difference(torch.nonzero_static(x, size=12), want, coordinates=True) is None  # padded
+    assert bench_python.difference((coordinates, torch.tensor([3])), want, coordinates=True) == "count 3, expected 4"
+    coordinates[2, 0] = 7
+    assert bench_python.difference((coordinates, count), want, coordinates=True) == "coordinates differ"
+    assert "shape" in bench_python.difference(want[:3], want, coordinates=True)
+    pieces = [torch.rand(3), torch.rand(5)]
+    assert bench_python.difference([p.clone() for p in pieces], pieces, coordinates=False) is None
+    bad = [p.clone() for p in pieces]
+    bad[1][4] = -bad[1][4] if bad[1][4] != 0 else 1.0
+    assert bench_python.difference(bad, pieces, coordinates=False) == "output 1: bytes differ"
+    assert "expected torch.float32" in bench_python.difference(pieces[0].double(), pieces[0], coordinates=False)
+
+
+def test_descriptor_layer_results_are_what_it_writes():
+    """The descriptor layer's execute returns nothing: the check reads the outputs it writes."""
+    x = (torch.arange(64) % 5 == 0).float()
+    device = bench_python.opendml.Device("cpu")
+    fn = bench_python.descriptor_nonzero(x, device)
+    assert bench_python.difference(bench_python.result_of(fn), torch.nonzero(x), coordinates=True) is None
+    parts = [torch.rand(8), torch.rand(24)]
+    fn = bench_python.descriptor_join(parts, device)
+    assert bench_python.difference(bench_python.result_of(fn), torch.cat(parts), coordinates=False) is None
