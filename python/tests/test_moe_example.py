@@ -19,13 +19,15 @@ spec.loader.exec_module(moe)
 
 
 @pytest.mark.parametrize(
-    "tokens,hidden,experts,top_k,factor",
-    [(64, 16, 4, 2, 1.25), (100, 8, 5, 3, 0.5), (37, 4, 8, 1, 100.0)],  # some tokens dropped; none dropped
+    "tokens,hidden,experts,top_k,factor,dropped",
+    [(64, 16, 4, 2, 1.0, True), (100, 8, 5, 3, 0.5, True), (37, 4, 8, 1, 100.0, False)],  # a few, many, none
 )
-def test_opendml_routing_equals_torch_nonzero_routing(tokens, hidden, experts, top_k, factor):
+def test_opendml_routing_equals_torch_nonzero_routing(tokens, hidden, experts, top_k, factor, dropped):
     x, router, weights = moe.make_layer(tokens, hidden, experts, seed=tokens, device="cpu", exact=True)
     gates, chosen = moe.exact_gates(*moe.route(x, router, top_k))
     capacity = moe.moe_layer.capacity_for(tokens, experts, top_k, factor)
+    # The case holds what it is for: some expert past its capacity, or none.
+    assert bool((torch.bincount(chosen.reshape(-1), minlength=experts) > capacity).any()) == dropped
     want = moe.moe_torch(x, gates, chosen, weights, capacity)
     assert want.abs().sum() > 0
     assert torch.equal(moe.moe_opendml(x, gates, chosen, weights, capacity), want)

@@ -30,10 +30,14 @@ def run_check(capsys, device, tokens, hidden, experts, top_k, factor):
 
 
 @pytest.mark.parametrize(
-    "tokens,hidden,experts,top_k,factor",
-    [(64, 16, 4, 2, 1.25), (100, 8, 5, 3, 0.5), (37, 4, 8, 1, 100.0)],  # some tokens dropped; none dropped
+    "tokens,hidden,experts,top_k,factor,dropped",
+    [(64, 16, 4, 2, 1.0, True), (100, 8, 5, 3, 0.5, True), (37, 4, 8, 1, 100.0, False)],  # a few, many, none
 )
-def test_every_version_equals_the_host_version(capsys, tokens, hidden, experts, top_k, factor):
+def test_every_version_equals_the_host_version(capsys, tokens, hidden, experts, top_k, factor, dropped):
+    # The case holds what it is for: with the script's default seed, some expert past its capacity, or none.
+    x, router, _ = moe.make_layer(tokens, hidden, experts, 0, exact=True)
+    loads = np.bincount(np.asarray(moe.route(x, router, top_k)[1]).reshape(-1), minlength=experts)
+    assert bool((loads > moe.moe_layer.capacity_for(tokens, experts, top_k, factor)).any()) == dropped
     run_check(capsys, "cpu", tokens, hidden, experts, top_k, factor)
 
 
