@@ -229,7 +229,10 @@ def main():
     parser.add_argument("--filter", default="", help="only cases whose name contains this")
     args = parser.parse_args()
 
-    device = opendml.Device(opendml.load(args.lib), "cpu")
+    try:
+        device = opendml.Device(opendml.load(args.lib), "cpu")
+    except (OSError, AttributeError, opendml.OpendmlError) as e:  # no such file, not opendml's library
+        parser.error(f"--lib {args.lib}: cannot load opendml's CPU device: {type(e).__name__}: {e}")
     results = common.new_results("cpu", device.name, versions(), notes=[
         "Times are host wall-clock medians; the copy is np.copyto of half the case's bytes (one thread), so "
         "'of copy' = copy time / time.",
