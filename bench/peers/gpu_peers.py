@@ -873,6 +873,14 @@ def dry_run(args, modules, missing, case_list):
     print(f"{len(case_list)} cases; peak device memory roughly {peak / 2**30:.1f} GiB")
 
 
+def selected(args):
+    """[(place, case)] of the cases that --filter and --max-mib keep, each with its place in the
+    whole list, which seeds its data (run_case gets place + 1): a case run alone gets the same input
+    as in a full run."""
+    return [(seed, c) for seed, c in enumerate(cases(args.quick))
+            if (not args.filter or any(f in c.name for f in args.filter)) and c.total_bytes <= args.max_mib * MIB]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     here = os.path.dirname(os.path.abspath(__file__))
@@ -892,8 +900,8 @@ def main():
     args = parser.parse_args()
     started = time.perf_counter()
 
-    case_list = [c for c in cases(args.quick)
-                 if (not args.filter or any(f in c.name for f in args.filter)) and c.total_bytes <= args.max_mib * MIB]
+    seeded = selected(args)
+    case_list = [case for _, case in seeded]
     skip = {} if args.dry_run or args.simulate else probe_frameworks()
     if "torch" in skip:
         print(f"torch cannot use the GPU: {skip['torch']}")
@@ -927,7 +935,7 @@ def main():
 
     path = os.path.join(args.out, "gpu_peers.json")
     results["skipped"] = []
-    for seed, case in enumerate(case_list):
+    for seed, case in seeded:
         if time.perf_counter() - started > args.budget_s:
             results["skipped"].append(case.name)
             continue

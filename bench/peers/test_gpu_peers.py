@@ -4,6 +4,7 @@ no GPU events).
     python3 -m unittest bench/peers/test_gpu_peers.py
 """
 
+import argparse
 import os
 import sys
 import unittest
@@ -83,6 +84,22 @@ class DeviceSpansTest(unittest.TestCase):
         trace = {"traceEvents": [process(GPU, "/device:GPU:1"), call(0, 0.0, 100.0),
                                  {"ph": "X", "pid": GPU, "name": "k", "ts": 40}]}
         self.assertEqual(gpu_peers.device_spans_us(trace, [gpu_peers.CALL_ANNOTATION.format(0)]), ([0.0], 0))
+
+
+class SelectedTest(unittest.TestCase):
+    def test_a_filtered_case_keeps_its_data(self):
+        """A case picked out by --filter or --max-mib is seeded by its place in the whole list, so
+        that running it alone measures the input the full run measured."""
+        def args(*filters, max_mib=float("inf")):
+            return argparse.Namespace(quick=False, filter=list(filters), max_mib=max_mib)
+
+        whole = gpu_peers.selected(args())
+        self.assertEqual([place for place, _ in whole], list(range(len(whole))))
+        seeds = {case.name: place for place, case in whole}
+        for chosen in (args("rank 8"), args("1000 x", "n=2^20 "), args(max_mib=1)):
+            picked = gpu_peers.selected(chosen)
+            self.assertTrue(picked)
+            self.assertEqual([place for place, _ in picked], [seeds[case.name] for _, case in picked])
 
 
 if __name__ == "__main__":
