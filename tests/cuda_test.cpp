@@ -809,17 +809,22 @@ TEST_F(DeviceCuda, CompilingATransposedHugeJoinIsBounded) {
 // build): its blocks of 1024 vectors are numbered in 32 bits. A copy of 2^42 one-byte vectors (2048
 // pieces of 2^31 vectors, 2^32 blocks) wrapped the count to 0, and compiling it wrote the block ->
 // item table out of its bounds (SIGSEGV). It is declined; one of 2^40 (2^30 blocks) still compiles.
+// A plan of one-byte elements that copies `item` alone, for cuda.copy's host side.
+opendml::internal::CopyPlan byte_copy(const opendml::internal::CopyItem& item) {
+  opendml::internal::CopyPlan plan;
+  plan.element_bytes = 1;
+  plan.items = {item};
+  return plan;
+}
+
 TEST(CudaCopyHost, PlansOf2To31BlocksOrMoreAreDeclined) {
   using namespace opendml::internal;
   const CudaDevice device(0, "cuda:0 (host side only)", 132);
   const auto copy = [](uint64_t vectors) {
-    CopyPlan plan;
-    plan.element_bytes = 1;
     CopyItem item;
     item.sizes[0] = vectors;
     item.src_strides[0] = item.dst_strides[0] = 1;
-    plan.items = {item};
-    return plan;
+    return byte_copy(item);
   };
   EXPECT_EQ(cuda_copy_declines(copy(uint64_t{1} << 40), device), "");
   EXPECT_TRUE(make_cuda_copy_kernel(copy(uint64_t{1} << 40), device).ok());
@@ -838,8 +843,6 @@ TEST(CudaCopyHost, PlansOfMoreThan2To20ExtraPiecesAreDeclined) {
   using namespace opendml::internal;
   const CudaDevice device(0, "cuda:0 (host side only)", 132);
   const auto copy = [](uint64_t columns) {
-    CopyPlan plan;
-    plan.element_bytes = 1;
     CopyItem item;
     item.rank = 2;
     item.sizes[0] = 2;
@@ -848,8 +851,7 @@ TEST(CudaCopyHost, PlansOfMoreThan2To20ExtraPiecesAreDeclined) {
     item.src_strides[1] = UINT32_MAX;
     item.dst_strides[0] = columns;
     item.dst_strides[1] = 1;
-    plan.items = {item};
-    return plan;
+    return byte_copy(item);
   };
   EXPECT_EQ(cuda_copy_declines(copy(uint64_t{1} << 20), device), "");
   EXPECT_TRUE(make_cuda_copy_kernel(copy(uint64_t{1} << 20), device).ok());
