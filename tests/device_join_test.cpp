@@ -360,6 +360,38 @@ TEST(DeviceJoin, AndSplitLargerThanTheLastLevelCache) {
   join_and_split_rows(kU8, 4, 0, {{kRows, 16}, {5, 16}});
 }
 
+// The same non-temporal stores at every size (OPENDML_CPU_STREAM_BYTES=0, docs/contract.md section
+// 5), where the element-wise oracle checks them: the cases above with few rows, rows of 64 bytes and
+// more in 4-, 8- and 16-byte vectors at every alignment that allows them, transposed inputs (each
+// element a store of its own), and random cases.
+TEST(DeviceJoin, AndSplitWithNonTemporalStoresAtEverySize) {
+  if (test_device_name().rfind("cpu", 0) != 0) GTEST_SKIP() << "OPENDML_CPU_STREAM_BYTES is the CPU's";
+  const ScopedEnv stream("OPENDML_CPU_STREAM_BYTES", "0");
+  constexpr auto kU8 = DML_TENSOR_DATA_TYPE_UINT8;
+  constexpr uint32_t kRows = 1000 + 4;
+  join_and_split_rows(kU8, 16, 1, {{kRows / 2, 16}, {kRows / 2, 16}});
+  join_and_split_rows(kU8, 16, 1, {{kRows, 8}, {kRows, 8}});
+  join_and_split_rows(kU8, 16, 1, {{2 * kRows, 4}, {2 * kRows, 4}});
+  join_and_split_rows(kU8, 16, 1, {{kRows / 3, 16}, {kRows / 3, 16}, {kRows / 3, 16}});
+  join_and_split_rows(kU8, 16, 1, {{kRows / 32, 256}, {kRows / 32, 256}});
+  join_and_split_rows(kU8, 4, 1, {{kRows / 8, 64}, {kRows / 8, 64}});
+  join_and_split_rows(kU8, 16, 0, {{kRows + 2, 8}, {kRows - 2, 8}});
+  join_and_split_rows(kU8, 8, 0, {{kRows, 16}, {7, 16}});
+  join_and_split_rows(kU8, 4, 0, {{kRows, 16}, {5, 16}});
+  for (uint32_t alignment : {4u, 8u, 16u, 32u})
+    for (uint32_t bytes : {64u, 68u, 72u, 80u, 96u, 100u, 128u, 256u, 260u, 700u}) {
+      SCOPED_TRACE(std::to_string(bytes) + "-byte rows at " + std::to_string(alignment));
+      JoinTester().type(kU8).alignment(alignment).axis(1).inputs({{37, bytes}, {37, 4}}).run();
+      SplitTester().type(kU8).alignment(alignment).axis(1).outputs({{37, 4}, {37, bytes}}).run();
+    }
+  JoinTester().axis(1).inputs({{37, 20}, {37, 30}}).input_strides({{1, 37}, {1, 37}}).run();
+  SplitTester().axis(0).outputs({{20, 37}, {30, 37}}).input_strides({1, 50}).run();
+  random_cases(200, [](Rng& rng) {
+    random_join(rng).run();
+    random_split(rng).run();
+  });
+}
+
 TEST(DeviceJoin, RandomCases) {
   random_cases(200, [](Rng& rng) { random_join(rng).run(); });
 }

@@ -98,19 +98,8 @@ std::string general_declines(const FakePlan&, const FakeDevice&) { return ""; }
 constexpr internal::Implementation<FakePlan, FakeDevice> kFakeList[] = {{"fake.fast", fast_declines, make_fake},
                                                                         {"fake.general", general_declines, make_fake}};
 
-struct ForcedImplementation {
-  explicit ForcedImplementation(const char* name) {
-    if (const char* old = std::getenv("OPENDML_IMPLEMENTATION")) saved = old;
-    setenv("OPENDML_IMPLEMENTATION", name, 1);
-  }
-  ~ForcedImplementation() {
-    if (saved.empty()) {
-      unsetenv("OPENDML_IMPLEMENTATION");
-    } else {
-      setenv("OPENDML_IMPLEMENTATION", saved.c_str(), 1);
-    }
-  }
-  std::string saved;
+struct ForcedImplementation : ScopedEnv {
+  explicit ForcedImplementation(const char* name) : ScopedEnv("OPENDML_IMPLEMENTATION", name) {}
 };
 
 const char* chosen(const FakePlan& plan) {

@@ -61,6 +61,23 @@ uint64_t next_seed() {
   return splitmix64(global_seed() ^ splitmix64(h + drawn[name]++));
 }
 
+ScopedEnv::ScopedEnv(std::string name, const char* value) : name_(std::move(name)) {
+  if (const char* old = std::getenv(name_.c_str())) saved_ = old;
+  if (value != nullptr) {
+    setenv(name_.c_str(), value, 1);
+  } else {
+    unsetenv(name_.c_str());
+  }
+}
+
+ScopedEnv::~ScopedEnv() {
+  if (saved_) {
+    setenv(name_.c_str(), saved_->c_str(), 1);
+  } else {
+    unsetenv(name_.c_str());
+  }
+}
+
 std::string seed_note(uint64_t seed) {
   return "seed " + std::to_string(seed) + " (replay: OPENDML_TEST_SEED=" + std::to_string(global_seed()) +
          " opendml_tests --device=" + g_device_name + " --gtest_filter=" + current_test_name() + ")";

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 
@@ -29,5 +30,20 @@ uint64_t next_seed();
 std::string seed_note(uint64_t seed);
 
 using Rng = std::mt19937_64;
+
+// Sets an environment variable (value null: unsets it) for the object's lifetime, then puts back
+// what was there. For the library's switches read at each call (OPENDML_IMPLEMENTATION,
+// OPENDML_CPU_STREAM_BYTES).
+class ScopedEnv {
+ public:
+  ScopedEnv(std::string name, const char* value);
+  ~ScopedEnv();
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string name_;
+  std::optional<std::string> saved_;
+};
 
 }  // namespace odml_test

@@ -7,7 +7,10 @@
 // the compiler knows.
 #include <algorithm>
 #include <array>
+#include <charconv>
+#include <cstdlib>
 #include <cstring>
+#include <string_view>
 #include <vector>
 
 #include "backends/cpu/cpu_device.h"
@@ -37,6 +40,19 @@ constexpr uint32_t kInterleaveItems = 4;
 // last-level cache a core sees, so the output could not stay there anyway. (Not from sysconf: it
 // reports 320 MiB for the 32 MiB L3 of the 2-core machine this was measured on.)
 constexpr uint64_t kStreamBytes = uint64_t{64} << 20;
+
+// OPENDML_CPU_STREAM_BYTES=N, a test mode (docs/contract.md section 5): plans of N bytes and more
+// use non-temporal stores instead of those of kStreamBytes and more, so that tests and fuzzers
+// reach them with small tensors. Read at each compile; a value that is not decimal digits leaves
+// kStreamBytes.
+uint64_t stream_bytes() {
+  const char* text = std::getenv("OPENDML_CPU_STREAM_BYTES");
+  if (text == nullptr) return kStreamBytes;
+  const std::string_view v(text);
+  uint64_t n = 0;
+  const auto [end, error] = std::from_chars(v.data(), v.data() + v.size(), n);
+  return !v.empty() && error == std::errc() && end == v.data() + v.size() ? n : kStreamBytes;
+}
 
 // Non-temporal stores write memory without reading the line first and without filling the cache
 // with it. They are used through SSE2 intrinsics, on x86-64 only (where SSE2 is always there);
@@ -207,11 +223,12 @@ class CpuCopyKernel final : public Kernel {
       first = end;
     }
     parallel_ = plan.bytes() >= kParallelBytes && chunks_.size() > 1;
-    stream_ = plan.bytes() >= kStreamBytes;
+    const uint64_t stream_from = stream_bytes();
+    stream_ = plan.bytes() >= stream_from;
     if (verbose())
       log_verbose(cat("cpu.copy tuning: ", tile_bytes_, "-byte tiles (", kTileBytes, " up to ", kMaxTiles,
                       " tiles), runs of ", kMemcpyRunBytes, " bytes and more by memcpy, row by row for up to ",
-                      kInterleaveItems, " inputs, non-temporal stores from ", kStreamBytes, " bytes (",
+                      kInterleaveItems, " inputs, non-temporal stores from ", stream_from, " bytes (",
                       stream_ && kHaveStreamingStores ? "on" : "off", "); ", chunks_.size(), " chunks"));
   }
 
