@@ -12,7 +12,8 @@
 // any size up to and past what the coordinates' type holds; fill rows, N fill values of any bits,
 // past UINT32 too, alone or beside offsets), asked for through odml_operator_create,
 // odml_operator_create_ex or odml_operator_create_with_options; and it binds regions of chosen sizes
-// and alignments at initialize and execute, inputs sharing a region, unbound and extra regions. At
+// and alignments at initialize and execute, inputs sharing a region, unbound and extra regions; one
+// case in 4 runs cpu.copy's non-temporal stores, which ordinary sizes reach only from 64 MiB. At
 // most one rule of the contract (docs/contract.md sections 2 to 5 and 7) is broken on purpose, and each
 // lifecycle step gets a verdict: it must succeed, it must fail, or, where the contract leaves the
 // outcome open (a lower feature level's support table, unknown flag bits), either.
@@ -44,6 +45,7 @@
 #include "support/op_desc.h"
 #include "support/oracle.h"
 #include "support/random_cases.h"
+#include "support/test_env.h"
 #include "support/testers.h"
 
 namespace {
@@ -1023,6 +1025,11 @@ void run_case(Choices& in, std::string* summary = nullptr) {
   const RawResult raw = break_raw(in, c, desc);
   Run run(c, desc, in, in.u64("data seed"));
   run.density = std::vector<double>{0.5, 0.0, 1.0, 0.03, 0.97}[in.below(5, "density")];
+  // One case in 4 compiles with cpu.copy's non-temporal stores at every size (contract section 5's
+  // OPENDML_CPU_STREAM_BYTES): ordinary tensors reach them only from 64 MiB, too large to fuzz.
+  const bool stream = in.one_in(4, "non-temporal");
+  if (stream) c.notes += " [non-temporal stores]";
+  const ScopedEnv stream_bytes("OPENDML_CPU_STREAM_BYTES", stream ? "0" : nullptr);
   if (summary)
     *summary = desc.to_string() + ", feature level " + std::to_string(c.level) + ", " + c.options_string() +
                ", entry " + std::to_string(static_cast<int>(c.entry)) + c.notes;
@@ -1246,6 +1253,17 @@ std::vector<Seed> seeds() {
                        {"large", kYes}, {"pieces", 1}, {"length", 3}, {"length", 3}, {"size", 0}, {"size", 511},
                        {"size", 63}}},
       {"nonzero-large", {{"op", 2}, {"rank", 1}, {"large", kYes}, {"size", 511}, {"size", 511}, {"density", 3}}},
+      // DeviceJoin.AndSplitWithNonTemporalStoresAtEverySize: the large ones, and slices of 16 bytes (UINT32
+      // {6, 4}) joined row by row, with non-temporal stores.
+      {"join-large-non-temporal", {{"op", 0}, {"type", type_index(DML_TENSOR_DATA_TYPE_FLOAT64)}, {"rank", 2},
+                                   {"axis", 2}, {"large", kYes}, {"pieces", 1}, {"length", 3}, {"length", 3},
+                                   {"size", 511}, {"size", 63}, {"non-temporal", kYes}}},
+      {"split-large-non-temporal", {{"op", 1}, {"type", type_index(DML_TENSOR_DATA_TYPE_FLOAT64)}, {"rank", 2},
+                                    {"axis", 0}, {"large", kYes}, {"pieces", 1}, {"length", 3}, {"length", 3},
+                                    {"size", 0}, {"size", 511}, {"size", 63}, {"non-temporal", kYes}}},
+      {"join-slices-non-temporal", {{"op", 0}, {"type", type_index(DML_TENSOR_DATA_TYPE_UINT32)}, {"rank", 1},
+                                    {"axis", 1}, {"pieces", 1}, {"length", 3}, {"length", 3}, {"size", 5},
+                                    {"non-temporal", kYes}}},
       // Contract section 7, the 64-bit index extension: 64-bit NONZERO outputs, an extent past 2^32.
       {"nonzero-64bit-count", {{"op", 2}, {"extensions", 5}, {"rank", 1}, {"size", 2}, {"size", 3},
                                {"count type", 4}}},
