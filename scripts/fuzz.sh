@@ -3,6 +3,7 @@
 #
 #   scripts/fuzz.sh [seconds-per-fuzzer]      (default 60)
 #
+# A fuzzer added with MAX_SECONDS (fuzz/CMakeLists.txt) runs for at most that long.
 # Each fuzzer starts from fuzz/regressions/<name>/ and fuzz/corpus/<name>/, which it only reads;
 # the inputs it finds new go to build/fuzz/new-corpus/<name>/. It prints each fuzzer's executions
 # and exit status, and exits non-zero when any fuzzer found a failing input, which libFuzzer saves
@@ -16,19 +17,21 @@ cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz
 
 status=0
-while IFS='=' read -r name binary; do
+while IFS='=' read -r name binary max; do
   [ -n "$name" ] || continue
+  budget=$seconds
+  if [ -n "$max" ] && [ "$max" -lt "$budget" ]; then budget=$max; fi
   mkdir -p "$build/new-corpus/$name" "$build/artifacts" fuzz/corpus/"$name" fuzz/regressions/"$name"
   log="$build/artifacts/$name.log"
   set +e
   # shellcheck disable=SC2086
-  "$binary" -max_total_time="$seconds" -timeout=60 -rss_limit_mb=4096 -print_final_stats=1 \
+  "$binary" -max_total_time="$budget" -timeout=60 -rss_limit_mb=4096 -print_final_stats=1 \
     -artifact_prefix="$build/artifacts/$name-" ${FUZZ_FLAGS:-} \
     "$build/new-corpus/$name" fuzz/regressions/"$name" fuzz/corpus/"$name" >"$log" 2>&1
   rc=$?
   set -e
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
-  echo "fuzz: $name: ${runs:-?} executions in ${seconds}s, exit status $rc"
+  echo "fuzz: $name: ${runs:-?} executions in ${budget}s, exit status $rc"
   if [ $rc -ne 0 ]; then
     status=1
     grep -v '^#[0-9]' "$log" | tail -n 40
