@@ -30,8 +30,10 @@ class CpuDevice final : public Device {
   }
   Status upload(void* dst, const void* src, uint64_t bytes) const override { return copy(dst, src, bytes, nullptr); }
   Status download(void* dst, const void* src, uint64_t bytes) const override { return copy(dst, src, bytes, nullptr); }
+  // Device memory is host memory here, so a caller may upload or download between two ranges of
+  // one allocation, overlapping ones too: memmove, where memcpy's result would be undefined.
   Status copy(void* dst, const void* src, uint64_t bytes, void*) const override {
-    if (bytes > 0) std::memcpy(dst, src, bytes);
+    if (bytes > 0) std::memmove(dst, src, bytes);
     return {};
   }
   Status synchronize(void*) const override { return {}; }
