@@ -7,8 +7,9 @@
 //     sign, nothing; random bytes) and null arguments; odml_device_name; odml_device_destroy, with
 //     operators still using the device;
 //   - odml_device_allocate of 0 to 64 KiB and of sizes no memory holds (past 2^64 - 256), free,
-//     upload and download of any range of an allocation, synchronize with any stream value, each
-//     with null handles and pointers where the contract says what happens;
+//     upload and download of any range of an allocation, from and to host memory or (host memory on
+//     the CPU device) another range of an allocation, overlapping ones included, synchronize with
+//     any stream value, each with null handles and pointers where the contract says what happens;
 //   - a JOIN of two 1-D tensors created, compiled, initialized and executed on buffers from
 //     odml_device_allocate, in any order (execute before initialize, compile after the device or
 //     the operator is gone), and the enum name functions on any value.
@@ -303,30 +304,65 @@ class Program {
     return r;
   }
 
+  // The host side of an upload or a download: fresh host memory (null h.allocation), or one time in
+  // 8 a range of an allocation, which is host memory on the CPU device (contract section 5): perhaps
+  // the device side's own allocation, overlapping it.
+  Range host_range(uint64_t size) {
+    Range h;
+    if (allocations_.empty() || in_.ConsumeIntegralInRange<int>(0, 7) != 0) return h;
+    Allocation& a = allocations_[pick(allocations_)];
+    if (a.size < size) return h;
+    h = {&a, in_.ConsumeIntegralInRange<uint64_t>(0, a.size - size), size};
+    return h;
+  }
+  // What the model knows of `from`'s bytes, copied to `to` (the ranges may overlap).
+  static void copy_model(const Range& from, const Range& to) {
+    const std::vector<int16_t> bytes(from.allocation->bytes.begin() + static_cast<ptrdiff_t>(from.offset),
+                                     from.allocation->bytes.begin() + static_cast<ptrdiff_t>(from.offset + from.size));
+    std::copy(bytes.begin(), bytes.end(), to.allocation->bytes.begin() + static_cast<ptrdiff_t>(to.offset));
+  }
+
   void upload() {
     const odml_device d = device_or_null();
     const Range r = range();
     const bool null_host = in_.ConsumeIntegralInRange<int>(0, 15) == 0;
-    std::vector<uint8_t> host(r.size);
+    const Range h = host_range(r.size);
+    std::vector<uint8_t> host(h.allocation ? 0 : r.size);
     for (uint8_t& b : host) b = in_.ConsumeIntegral<uint8_t>();
-    const void* src = null_host ? nullptr : host.data();
+    const void* src = null_host ? nullptr : h.allocation ? static_cast<const void*>(h.data()) : host.data();
     const bool null_buffer = r.size > 0 && (r.allocation == nullptr || null_host);
     const odml_status s = odml_device_upload(d, r.data(), src, r.size);
     expect_status("odml_device_upload", s,
                   d == nullptr || null_buffer ? ODML_STATUS_INVALID_ARGUMENT : ODML_STATUS_SUCCESS);
-    if (s == ODML_STATUS_SUCCESS)
-      for (uint64_t i = 0; i < r.size; ++i) r.allocation->bytes[r.offset + i] = host[i];
+    if (s != ODML_STATUS_SUCCESS || r.size == 0) return;
+    if (h.allocation) return copy_model(h, r);
+    for (uint64_t i = 0; i < r.size; ++i) r.allocation->bytes[r.offset + i] = host[i];
   }
 
   void download() {
     const odml_device d = device_or_null();
     const Range r = range();
     const bool null_host = in_.ConsumeIntegralInRange<int>(0, 15) == 0;
+    const Range h = host_range(r.size);
     std::vector<uint8_t> host(r.size + 1, 0xA5);  // one byte past the range, which must stay
+    void* dst = null_host ? nullptr : h.allocation ? static_cast<void*>(h.data()) : host.data();
     const bool null_buffer = r.size > 0 && (r.allocation == nullptr || null_host);
-    const odml_status s = odml_device_download(d, null_host ? nullptr : host.data(), r.data(), r.size);
+    const odml_status s = odml_device_download(d, dst, r.data(), r.size);
     expect_status("odml_device_download", s,
                   d == nullptr || null_buffer ? ODML_STATUS_INVALID_ARGUMENT : ODML_STATUS_SUCCESS);
+    if (h.allocation && s == ODML_STATUS_SUCCESS && r.size > 0) {
+      // Into device memory: the model moves the bytes, and the destination must hold what it knows.
+      copy_model(r, h);
+      for (uint64_t i = 0; i < h.size; ++i) {
+        const int want = h.allocation->bytes[h.offset + i];
+        const auto got = static_cast<uint8_t>(h.data()[i]);
+        if (want >= 0 && got != want)
+          fail("odml_device_download into an allocation: byte " + std::to_string(i) + " of " + std::to_string(h.size) +
+               " is " + std::to_string(got) + " but " + std::to_string(want) + " was uploaded");
+      }
+      return;
+    }
+    if (h.allocation) return;
     for (uint64_t i = 0; i <= r.size; ++i) {
       const int want = s != ODML_STATUS_SUCCESS || i == r.size ? 0xA5 : r.allocation->bytes[r.offset + i];
       if (want >= 0 && host[i] != want)
