@@ -62,7 +62,10 @@ class CpuNonzeroKernel final : public Kernel {
  public:
   explicit CpuNonzeroKernel(const NonzeroPlan& plan)
       : plan_(plan),
-        chunks_(chunk_count(plan.element_count * plan.element_bytes)),
+        // Saturated: 2^62 elements of 4 bytes would wrap (only the count of chunks depends on it).
+        chunks_(chunk_count(plan.element_count > UINT64_MAX / plan.element_bytes
+                                ? UINT64_MAX
+                                : plan.element_count * plan.element_bytes)),
         wide_rows_(plan.column_sizes[plan.columns - 1] >= 64) {}
 
   Status execute(const ExecuteArgs& args) const override {
@@ -78,8 +81,13 @@ class CpuNonzeroKernel final : public Kernel {
   }
 
  private:
-  // Chunk c is the logical indices [chunk_begin(c), chunk_begin(c + 1)).
-  uint64_t chunk_begin(uint64_t c) const { return plan_.element_count * c / chunks_; }
+  // Chunk c is the logical indices [chunk_begin(c), chunk_begin(c + 1)): element_count * c / chunks_,
+  // worked out from the quotient and remainder so that 2^62 elements (64-bit indices) times up to
+  // kMaxChunks cannot wrap.
+  uint64_t chunk_begin(uint64_t c) const {
+    const uint64_t m = plan_.element_count;
+    return m / chunks_ * c + m % chunks_ * c / chunks_;
+  }
 
   // Calls fn(index, p, count) for each run of the chunk along the coalesced read dimensions: logical
   // indices index .. index + count - 1, the first at p, the others read_strides[read_rank - 1] apart.
