@@ -342,23 +342,26 @@ void join_and_split_rows(DML_TENSOR_DATA_TYPE type, uint32_t alignment, uint32_t
   EXPECT_TRUE(rows_joined(split[0], row_bytes, rows, joined[0][0])) << "SPLIT";
 }
 
-// Tensors larger than the last-level cache, which the CPU writes with non-temporal stores (64 MiB
-// each): narrow slices row by row in 16-, 8- and 4-byte vectors, three pieces of narrow slices,
-// 256-byte slices, 64-byte slices at an alignment of 4 (4-byte moves), and pieces end to end in
-// 16-, 8- and 4-byte vectors (by their alignment).
-TEST(DeviceJoin, AndSplitLargerThanTheLastLevelCache) {
+// The layouts that the CPU's non-temporal stores take apart, with 16-byte rows in `rows`: narrow
+// slices row by row in 16-, 8- and 4-byte vectors, three pieces of narrow slices, 256-byte slices,
+// 64-byte slices at an alignment of 4 (4-byte moves), and pieces end to end in 16-, 8- and 4-byte
+// vectors (by their alignment).
+void join_and_split_stream_layouts(uint32_t rows) {
   constexpr auto kU8 = DML_TENSOR_DATA_TYPE_UINT8;
-  constexpr uint32_t kRows = (1u << 22) + 4;  // 16-byte rows: 64 MiB, and not a whole number of tiles
-  join_and_split_rows(kU8, 16, 1, {{kRows / 2, 16}, {kRows / 2, 16}});
-  join_and_split_rows(kU8, 16, 1, {{kRows, 8}, {kRows, 8}});
-  join_and_split_rows(kU8, 16, 1, {{2 * kRows, 4}, {2 * kRows, 4}});
-  join_and_split_rows(kU8, 16, 1, {{kRows / 3, 16}, {kRows / 3, 16}, {kRows / 3, 16}});
-  join_and_split_rows(kU8, 16, 1, {{kRows / 32, 256}, {kRows / 32, 256}});
-  join_and_split_rows(kU8, 4, 1, {{kRows / 8, 64}, {kRows / 8, 64}});
-  join_and_split_rows(kU8, 16, 0, {{kRows + 2, 8}, {kRows - 2, 8}});
-  join_and_split_rows(kU8, 8, 0, {{kRows, 16}, {7, 16}});
-  join_and_split_rows(kU8, 4, 0, {{kRows, 16}, {5, 16}});
+  join_and_split_rows(kU8, 16, 1, {{rows / 2, 16}, {rows / 2, 16}});
+  join_and_split_rows(kU8, 16, 1, {{rows, 8}, {rows, 8}});
+  join_and_split_rows(kU8, 16, 1, {{2 * rows, 4}, {2 * rows, 4}});
+  join_and_split_rows(kU8, 16, 1, {{rows / 3, 16}, {rows / 3, 16}, {rows / 3, 16}});
+  join_and_split_rows(kU8, 16, 1, {{rows / 32, 256}, {rows / 32, 256}});
+  join_and_split_rows(kU8, 4, 1, {{rows / 8, 64}, {rows / 8, 64}});
+  join_and_split_rows(kU8, 16, 0, {{rows + 2, 8}, {rows - 2, 8}});
+  join_and_split_rows(kU8, 8, 0, {{rows, 16}, {7, 16}});
+  join_and_split_rows(kU8, 4, 0, {{rows, 16}, {5, 16}});
 }
+
+// Tensors larger than the last-level cache, which the CPU writes with non-temporal stores (64 MiB
+// each, and not a whole number of tiles).
+TEST(DeviceJoin, AndSplitLargerThanTheLastLevelCache) { join_and_split_stream_layouts((1u << 22) + 4); }
 
 // The same non-temporal stores at every size (OPENDML_CPU_STREAM_BYTES=0, docs/contract.md section
 // 5), where the element-wise oracle checks them: the cases above with few rows, rows of 64 bytes and
@@ -368,16 +371,7 @@ TEST(DeviceJoin, AndSplitWithNonTemporalStoresAtEverySize) {
   if (test_device_name().rfind("cpu", 0) != 0) GTEST_SKIP() << "OPENDML_CPU_STREAM_BYTES is the CPU's";
   const ScopedEnv stream("OPENDML_CPU_STREAM_BYTES", "0");
   constexpr auto kU8 = DML_TENSOR_DATA_TYPE_UINT8;
-  constexpr uint32_t kRows = 1000 + 4;
-  join_and_split_rows(kU8, 16, 1, {{kRows / 2, 16}, {kRows / 2, 16}});
-  join_and_split_rows(kU8, 16, 1, {{kRows, 8}, {kRows, 8}});
-  join_and_split_rows(kU8, 16, 1, {{2 * kRows, 4}, {2 * kRows, 4}});
-  join_and_split_rows(kU8, 16, 1, {{kRows / 3, 16}, {kRows / 3, 16}, {kRows / 3, 16}});
-  join_and_split_rows(kU8, 16, 1, {{kRows / 32, 256}, {kRows / 32, 256}});
-  join_and_split_rows(kU8, 4, 1, {{kRows / 8, 64}, {kRows / 8, 64}});
-  join_and_split_rows(kU8, 16, 0, {{kRows + 2, 8}, {kRows - 2, 8}});
-  join_and_split_rows(kU8, 8, 0, {{kRows, 16}, {7, 16}});
-  join_and_split_rows(kU8, 4, 0, {{kRows, 16}, {5, 16}});
+  join_and_split_stream_layouts(1000 + 4);
   for (uint32_t alignment : {4u, 8u, 16u, 32u})
     for (uint32_t bytes : {64u, 68u, 72u, 80u, 96u, 100u, 128u, 256u, 260u, 700u}) {
       SCOPED_TRACE(std::to_string(bytes) + "-byte rows at " + std::to_string(alignment));
