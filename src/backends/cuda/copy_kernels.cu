@@ -89,10 +89,10 @@ using Vec = std::conditional_t<
     std::conditional_t<kWidth == 2, uint16_t,
                        std::conditional_t<kWidth == 4, uint32_t, std::conditional_t<kWidth == 8, uint2, uint4>>>>;
 
-// Calls fn.template operator()<kWidth>() for the run-time width: in a kernel, or on the host to
-// launch a kernel of that width.
+// Calls fn.template operator()<kWidth>() for the run-time width and returns what it returns: in a
+// kernel, or on the host to launch a kernel of that width (and return the launch's error).
 template <class Fn>
-__host__ __device__ __forceinline__ void with_width(uint32_t width, Fn&& fn) {
+__host__ __device__ __forceinline__ auto with_width(uint32_t width, Fn&& fn) {
   switch (width) {
     case 16: return fn.template operator()<16>();
     case 8: return fn.template operator()<8>();
@@ -423,11 +423,9 @@ __global__ void __launch_bounds__(kThreads)
 template <class Tensors>
 cudaError_t launch_uniform(const UniformItems& u, uint32_t blocks, cudaStream_t stream, const Tensors& tensors) {
   if (!u.runs) return launch_kernel(uniform_copy_kernel<Tensors>, blocks, kThreads, stream, u, tensors);
-  cudaError_t launched = cudaSuccess;
-  with_width(u.item.width, [&]<uint32_t kWidth>() {
-    launched = launch_kernel(uniform_runs_kernel<kWidth, Tensors>, blocks, kThreads, stream, u, tensors);
+  return with_width(u.item.width, [&]<uint32_t kWidth>() {
+    return launch_kernel(uniform_runs_kernel<kWidth, Tensors>, blocks, kThreads, stream, u, tensors);
   });
-  return launched;
 }
 
 template <uint32_t kCapacity>
@@ -625,9 +623,8 @@ class CudaCopyKernel final : public Kernel {
         runs.src[i] = address(groups_[0].slots[d.src], args) + d.src_offset * d.width;
         runs.dst[i] = address(groups_[0].slots[d.dst], args) + d.dst_offset * d.width;
       }
-      cudaError_t launched = cudaSuccess;
-      with_width(items_[0].width, [&]<uint32_t kWidth>() {
-        launched = launch_kernel(runs_copy_kernel<kWidth>, groups_[0].blocks, kThreads, stream, runs);
+      const cudaError_t launched = with_width(items_[0].width, [&]<uint32_t kWidth>() {
+        return launch_kernel(runs_copy_kernel<kWidth>, groups_[0].blocks, kThreads, stream, runs);
       });
       return check_launch(launched, "cuda.copy", stream);
     }
