@@ -241,6 +241,12 @@ def check(case, methods):
     return {name: difference(result_of(fn), want, case.startswith("nonzero")) for name, fn in methods.items()}
 
 
+def verdict(mismatch):
+    """A row's fields and its printed suffix for what check found of one method (None: correct)."""
+    fields = {"correct": mismatch is None, **({"mismatch": mismatch} if mismatch else {})}
+    return fields, f"  WRONG: {mismatch}" if mismatch else ""
+
+
 def cases(args):
     """(case, elements, {method: (fn, capturable)}, bytes that the case must move at least)"""
     dev = torch.device(args.device)
@@ -333,11 +339,10 @@ def host_overhead(args, timer):
         measured = timer.host_best(methods)
         for name, host in measured.items():
             ratio = host / measured[reference]
-            rows.append({"case": case, "method": name, "host_us": host * 1e6, "host_over_torch": ratio,
-                         "correct": wrong[name] is None, **({"mismatch": wrong[name]} if wrong[name] else {})})
+            fields, suffix = verdict(wrong[name])
+            rows.append({"case": case, "method": name, "host_us": host * 1e6, "host_over_torch": ratio, **fields})
             mark = " *" if name == reference else ""
-            print(f"{case:<20} {name + mark:<22} {host * 1e6:>9.2f} {ratio:>9.2f}x"
-                  + (f"  WRONG: {wrong[name]}" if wrong[name] else ""))
+            print(f"{case:<20} {name + mark:<22} {host * 1e6:>9.2f} {ratio:>9.2f}x{suffix}")
     return rows
 
 
@@ -368,14 +373,14 @@ def main(argv=None):
         for name, (host, device, by) in measured.items():
             host_ratio = host / reference[0]
             ratio = reference[1] / device if device and reference[1] else math.nan
+            fields, suffix = verdict(wrong[name])
             rows.append({"case": case, "elements": n, "method": name, "host_us": host * 1e6,
                          "host_over_torch": host_ratio, "device_us": device * 1e6 if device else None,
-                         "device_by": by, "torch_device_over_this": ratio, "min_bytes": min_bytes,
-                         "correct": wrong[name] is None, **({"mismatch": wrong[name]} if wrong[name] else {})})
+                         "device_by": by, "torch_device_over_this": ratio, "min_bytes": min_bytes, **fields})
             device_text = f"{device * 1e6:>10.2f}" if device else f"{'-':>10}"
             ratio_text = f"{ratio:>9.2f}x" if ratio == ratio else f"{'-':>10}"
             print(f"{case:<12} {n:>10} {name:<22} {host * 1e6:>9.2f} {host_ratio:>9.2f}x {device_text} {by:>6} "
-                  f"{ratio_text}" + (f"  WRONG: {wrong[name]}" if wrong[name] else ""))
+                  f"{ratio_text}{suffix}")
         if n >= 1 << 24:
             line = f"{'':<12} {'':>10} roofline: at least {min_bytes / 1e6:.1f} MB moved"
             if case == "nonzero":
