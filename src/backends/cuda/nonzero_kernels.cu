@@ -1001,6 +1001,17 @@ class CudaNonzeroKernel final : public Kernel {
     p.kept_tiles = kept.value();
     p.spilled_tiles = p.tiles_per_block - p.kept_tiles;
     kept_bytes_ = p.kept_tiles * kept_tile_bytes(plan.element_bytes);
+    // A cluster's blocks must fit one GPC at once, with their shared memory: where the GPU says they
+    // cannot (a partitioned GPU, fewer SMs to a GPC), the grid takes the cooperative launch, sized for
+    // it already, rather than failing in execute.
+    if (one_cluster_) {
+      cudaLaunchAttribute resident{};
+      const cudaLaunchConfig_t config = launch_config(resident, nullptr);
+      int fit = 0;
+      ODML_RETURN_IF_ERROR(
+          cuda_status(cudaOccupancyMaxActiveClusters(&fit, kernel_, &config), "cuda.nonzero: sizing the grid"));
+      one_cluster_ = fit > 0;
+    }
     totals_bytes_ = (uint64_t{blocks_} * 4 + 15) & ~uint64_t{15};
     // The pool's claim counter (padded to 16 bytes) and its published rows.
     pool_bytes_ = p.pool_groups > 0 ? 16 + uint64_t{blocks_} * (p.pool_groups + 1) * 8 : 0;
@@ -1040,8 +1051,15 @@ class CudaNonzeroKernel final : public Kernel {
     region += pool_bytes_;
     p.warp_counts = reinterpret_cast<uint32_t*>(region);
     p.flag_words = reinterpret_cast<uint32_t*>(region + counts_bytes_);
-    // Every block resident at once, for the grid barrier (GridBarrier): one cluster, or cooperative.
     cudaLaunchAttribute resident{};
+    const cudaLaunchConfig_t config = launch_config(resident, static_cast<cudaStream_t>(args.stream));
+    return check_launch(cudaLaunchKernelEx(&config, kernel_, p), "cuda.nonzero", config.stream);
+  }
+
+ private:
+  // The launch of execute on `stream`, every block resident at once for the grid barrier
+  // (GridBarrier): one cluster, or cooperative. `resident` holds the attribute the config points to.
+  cudaLaunchConfig_t launch_config(cudaLaunchAttribute& resident, cudaStream_t stream) const {
     if (one_cluster_) {
       resident.id = cudaLaunchAttributeClusterDimension;
       resident.val.clusterDim.x = blocks_;
@@ -1055,13 +1073,12 @@ class CudaNonzeroKernel final : public Kernel {
     config.gridDim = dim3(blocks_);
     config.blockDim = dim3(kThreads);
     config.dynamicSmemBytes = kept_bytes_;
-    config.stream = static_cast<cudaStream_t>(args.stream);
+    config.stream = stream;
     config.attrs = &resident;
     config.numAttrs = 1;
-    return check_launch(cudaLaunchKernelEx(&config, kernel_, p), "cuda.nonzero", config.stream);
+    return config;
   }
 
- private:
   int ordinal_;
   uint32_t vector_alignment_ = 0;    // where rows are dense and 8 bytes or a multiple of 16: min(row bytes, 16)
   KernelFunction kernel_ = nullptr;  // the one size_grid chose: pooled_kernel_ where there is a pool
