@@ -80,7 +80,8 @@ def _parse_layout(op, x, dim, group):
         raise opendml.UnsupportedError(f"{op}: placement {placement}; opendml.distributed takes Shard(d) and Replicate()")
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"{op}: expected a torch.Tensor or DTensor, got {type(x).__name__}")
-    _not_bool(op, "dim", dim)
+    if dim is not None:
+        _integer(op, "dim", dim)
     d = None if dim is None else normalize_axis(op, dim, x.dim())
     return x, d, group if group is not None else dist.group.WORLD, None
 
@@ -216,13 +217,15 @@ def _arguments(op: str, xs, dim, group, validate: bool, args) -> _Args:
     return _Args(locals_, d, g, mesh, rank, world, sizes, shapes)
 
 
-def _not_bool(op: str, name: str, value) -> None:
-    """A TypeError for a bool given as an axis or dimension, as opendml.torch and torch.cat raise: a
-    Python bool, or a 0-d bool tensor (whose __index__ made it axis 1; NumPy's bools refuse theirs)."""
+def _integer(op: str, name: str, value) -> None:
+    """A TypeError for an axis or dimension that is no integer, as opendml.torch and torch.cat raise
+    it (docs/distributed.md): a float (which the shape rules refused as an opendml.Error), a Python
+    bool, or a 0-d bool tensor (whose __index__ made it axis 1; NumPy's bools refuse theirs)."""
     if isinstance(value, bool):
         raise TypeError(f"{op}: {name} must be an integer, not bool")
     if isinstance(value, torch.Tensor) and value.dtype == torch.bool:
         raise TypeError(f"{op}: {name} must be an integer, not a bool tensor")
+    odt._integers(op, **{name: value})
 
 
 def _axis_key(axis, x):
@@ -335,7 +338,7 @@ def join(inputs, axis: int = 0, *, dim: Optional[int] = None, group=None, replic
     op = "opendml.distributed.join"
     first = inputs[0] if isinstance(inputs, (list, tuple)) and inputs else None
     a = _arguments(op, inputs, dim, group, validate, ("join", _axis_key(axis, first), replicated))
-    _not_bool(op, "axis", axis)
+    _integer(op, "axis", axis)
     shape = join_shape(op, [SimpleNamespace(dtype=t.dtype, ndim=len(s), shape=s) for s, t in zip(a.shapes, a.locals)], axis)  # the global shapes
     axis = normalize_axis(op, axis, len(shape))
     if a.dim is None:
@@ -373,7 +376,7 @@ def split(x, sizes, axis: int = 0, *, dim: Optional[int] = None, group=None, val
 
     a = _arguments(op, [x], dim, group, validate, arguments)
     shape = a.shapes[0]
-    _not_bool(op, "axis", axis)
+    _integer(op, "axis", axis)
     axis = normalize_axis(op, axis, len(shape))
     sizes = read[0]
     if not isinstance(sizes, list):  # a count of equal parts

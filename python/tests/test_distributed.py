@@ -626,8 +626,13 @@ def case_mismatches_raise_on_every_rank():
     for validate in (True, False):
         with pytest.raises(opendml.UnsupportedError, match="DataType is FLOAT64"):
             odd.nonzero(torch.ones(mine, 3, dtype=torch.float64, device=dev), dim=0, validate=validate)
-    with pytest.raises(opendml.Error, match="axis is a float"):
-        odd.nonzero(x, dim=1.0)
+    # A float dimension or axis is no integer, as in opendml.torch: a TypeError (docs/distributed.md),
+    # where the shape rules raised an opendml.Error; on every rank where one rank gave it.
+    for call in (lambda: odd.nonzero(x, dim=1.0 if rank == last else 0), lambda: odd.join([x, x], 1.0, dim=0),
+                 lambda: odd.split(x, 3, 1.0, dim=0), lambda: odd.split(x, 3, np.float64(1), dim=0),
+                 lambda: odd.join([x, x], torch.tensor(1.0), dim=0)):
+        with pytest.raises(TypeError, match=r"(dim|axis) must be an integer, not (float|float64|Tensor of torch.float32 and shape \[\])"):
+            call()
     with pytest.raises(opendml.Error, match="count is 0"):
         odd.chunk_sizes(5, 0)
     # A DTensor on one rank and a plain tensor on another, and a sparse piece on one rank, raise on
