@@ -51,6 +51,7 @@ class _Args(NamedTuple):
     world: int
     sizes: list  # per input, every rank's size along dim (None when replicated)
     shapes: list  # per input, the global shape
+    args: tuple  # the operation's arguments as this rank read them (_arguments' `args`, the name first)
 
 
 def _parse(op, x, dim, group):
@@ -144,7 +145,7 @@ def _arguments(op: str, xs, dim, group, validate: bool, args) -> _Args:
     of its arguments (problems, `args`, element types, shapes, sharded dimension) is exchanged on
     the host, and any problem or disagreement raises the same error on every rank. `args` is a
     tuple (the operation's name first), or a function that reads the arguments into one, whose
-    exception is this rank's problem like any other."""
+    exception is this rank's problem like any other; the result's `args` is that tuple."""
     problem, parsed, described = None, [], None
     try:
         if callable(args):
@@ -181,10 +182,10 @@ def _arguments(op: str, xs, dim, group, validate: bool, args) -> _Args:
     locals_ = [p[0] for p in parsed]
     if not validate:
         if d is None:
-            return _Args(locals_, None, g, mesh, rank, world, [None] * len(xs), [tuple(t.shape) for t in locals_])
+            return _Args(locals_, None, g, mesh, rank, world, [None] * len(xs), [tuple(t.shape) for t in locals_], args)
         # A DTensor's shards follow torch.chunk; plain shards are taken as even.
         shapes = [tuple(x.shape) if mesh is not None else _with(t.shape, d, t.shape[d] * world) for x, t in zip(xs, locals_)]
-        return _Args(locals_, d, g, mesh, rank, world, [chunk_sizes(s[d], world) for s in shapes], shapes)
+        return _Args(locals_, d, g, mesh, rank, world, [chunk_sizes(s[d], world) for s in shapes], shapes, args)
 
     mine = (problem, described, d, [(str(t.dtype), t.device.type, tuple(t.shape)) for t in locals_], mesh is not None)
     every = [None] * world
@@ -209,12 +210,12 @@ def _arguments(op: str, xs, dim, group, validate: bool, args) -> _Args:
                 raise opendml.Error(f"{op}: input {i} is {b[0]} {list(b[2])} on {b[1]} on rank {r} but {a[0]} {list(a[2])} on {a[1]} on rank 0; "
                                     f"the ranks' pieces must agree in element type, device type and shape{along}")
     if d is None:
-        return _Args(locals_, None, g, mesh, rank, world, [None] * len(xs), [tuple(t.shape) for t in locals_])
+        return _Args(locals_, None, g, mesh, rank, world, [None] * len(xs), [tuple(t.shape) for t in locals_], args)
     sizes = [[e[3][i][2][d] for e in every] for i in range(len(xs))]
     shapes = [_with(t.shape, d, sum(s)) for t, s in zip(locals_, sizes)]
     if mesh is not None and any(s != chunk_sizes(sum(s), world) for s in sizes):  # DTensor keeps to it; checked all the same
         raise opendml.UnsupportedError(f"{op}: the DTensor's shards {sizes} do not follow torch.chunk's sizes")
-    return _Args(locals_, d, g, mesh, rank, world, sizes, shapes)
+    return _Args(locals_, d, g, mesh, rank, world, sizes, shapes, args)
 
 
 def _integer(op: str, name: str, value) -> None:
@@ -365,20 +366,14 @@ def split(x, sizes, axis: int = 0, *, dim: Optional[int] = None, group=None, val
     x). Along the sharded axis, every part is sharded by torch.chunk's rule, and the rows that
     belong to another rank move in one all-to-all."""
     op = "opendml.distributed.split"
-    read = []
-
-    def arguments():
-        # As opendml.torch.split reads them (a count, or a list of ints from any sequence of integers,
-        # a 1-D array or tensor too), whatever form each rank gave, so that the ranks compare them
-        # alike; what it refuses is this rank's problem, which every rank raises.
-        read.append(odt._split_sizes(op, sizes))
-        return ("split", read[0], _axis_key(axis, x))
-
-    a = _arguments(op, [x], dim, group, validate, arguments)
+    # The sizes as opendml.torch.split reads them (a count, or a list of ints from any sequence of
+    # integers, a 1-D array or tensor too), whatever form each rank gave, so that the ranks compare
+    # them alike; what it refuses is this rank's problem, which every rank raises.
+    a = _arguments(op, [x], dim, group, validate, lambda: ("split", odt._split_sizes(op, sizes), _axis_key(axis, x)))
     shape = a.shapes[0]
     _integer(op, "axis", axis)
     axis = normalize_axis(op, axis, len(shape))
-    sizes = read[0]
+    sizes = a.args[1]
     if not isinstance(sizes, list):  # a count of equal parts
         sizes = equal_parts(op, shape[axis], sizes)
     parts = split_shapes(op, shape, sizes, axis)

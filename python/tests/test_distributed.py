@@ -451,6 +451,11 @@ def case_split_sizes_read_as_opendml_torch_reads_them():
             with pytest.raises(TypeError, match=r"%s \(on rank %d\)" % (re.escape(want), 0 if on_rank is None else last)):
                 odd.split(piece, sizes if on_rank in (None, rank) else [4, 8], 0, dim=0)
     _equal(_gathered(odd.split(piece, [4, 8], 0, dim=0)[1], 0), x[4:])  # the world still works
+    # The sizes as read come back in the arguments' record, which split reads them from (it kept them
+    # in a list that the reading function appended to), with validate on and off.
+    for validate in (True, False):
+        a = odd._arguments("op", [piece], 0, None, validate, lambda: ("split", odt._split_sizes("op", np.array([4, 8])), 0))
+        assert a.args == ("split", [4, 8], 0) and type(a.args[1][0]) is int
 
 
 def case_lazy_views():
