@@ -365,7 +365,7 @@ Spec coords_spec(const Borrowed& c, bool transposed, const Borrowed& x, const Na
 
 std::string repr_of(nb::handle v) { return nb::repr(v).c_str(); }
 
-// An integer (anything with __index__: NumPy's too) per coordinate column, or with `scalar` one for
+// An integer (anything with __index__: NumPy's too; not a bool) per coordinate column, or with `scalar` one for
 // every column, into `values`, each through convert(v as a Python int, v as int64, whether it fits
 // int64); nothing for None.
 template <class Convert>
@@ -375,9 +375,10 @@ void column_values(Call& call, nb::handle arg, int64_t n, const char* name, bool
   if (arg.is_none()) return;
   const Name what{call.prefix, name};
   const auto one = [&](nb::handle v) {
-    PyObject* index = PyNumber_Index(v.ptr());
+    const bool is_bool = PyBool_Check(v.ptr());  // no integer here, as for an axis (python_index)
+    PyObject* index = is_bool ? nullptr : PyNumber_Index(v.ptr());
     if (index == nullptr) {
-      clear_expected(PyExc_TypeError);
+      if (!is_bool) clear_expected(PyExc_TypeError);
       invalid(what + " holds " + repr_of(v) + ", not an integer");
     }
     const nb::object i = nb::steal(index);

@@ -110,9 +110,11 @@ inline std::string a_type(nb::handle value) {
 }
 
 // value.__index__() as a Python int, or opendml.Error naming `what` (a Name or a string) where it
-// has none; any other error its __index__ raises goes through as raised.
+// has none, or is a Python bool (whose __index__ made True axis 1, as NumPy's bools, which refuse
+// theirs, are not); any other error its __index__ raises goes through as raised.
 template <class What>
 nb::object python_index(nb::handle value, const What& what) {
+  if (PyBool_Check(value.ptr())) invalid(what + " is a bool; it must be an integer");
   PyObject* index = PyNumber_Index(value.ptr());
   if (index == nullptr) {
     clear_expected(PyExc_TypeError);

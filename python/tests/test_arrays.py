@@ -696,6 +696,19 @@ def test_an_axis_or_columns_that_is_no_64_bit_integer_names_itself():
         raises(opendml.Error, f"^{what} does not fit in 64 bits$", call, -(2**64))
         raises(opendml.Error, f"^{what} is a float; it must be an integer$", call, 1.0)
         raises(opendml.Error, f"^{what} is a str; it must be an integer$", call, "1")
+    # A bool is no integer, as NumPy's bools refuse __index__ themselves: Python's True was axis 1.
+    for call, what in ((lambda v: opendml.concat([a, a], v), "concat: axis"),
+                       (lambda v: opendml.split(a, [1, 2], v), "split: axis"),
+                       (lambda v: opendml.split(a, v, 0), "split: sizes"),
+                       (lambda v: opendml.split(a, [v, 1], 0), "split: sizes\\[0\\]"),
+                       (lambda v: opendml.nonzero(a, columns=v), "nonzero: columns")):
+        for v in (True, False) if what == "split: sizes" else (True, False, np.True_):  # (np.True_ is no count)
+            raises(opendml.Error, f"^{what} is a bool; it must be an integer$", call, v)
+    for fill, offsets in ((True, None), ([0, False], None), (None, [True, 0])):
+        raises(opendml.Error, r"^nonzero: (fill|offsets) holds (True|False), not an integer$",
+               lambda: opendml.nonzero(a, fill=fill, offsets=offsets))
+    with pytest.raises(opendml.Error, match="is a bool; it must be an integer"):
+        opendml.TensorDesc(opendml.DataType.FLOAT32, [True, 3])
     # Integers of every kind are taken as before.
     assert opendml.concat([a, a], np.int64(1)).shape == (2, 6)
     assert [p.shape for p in opendml.split(a, 3, axis=np.uint8(1))] == [(2, 1)] * 3
