@@ -29,7 +29,7 @@ import opendml
 import opendml.torch as odt
 
 from ._shapes import chunk_sizes, equal_parts, join_shape, normalize_axis, split_shapes
-from .torch import _bits, _not_quantized
+from .torch import _bits, _not_quantized, _strided
 
 try:  # DTensor is public from torch 2.4
     from torch.distributed.tensor import DTensor, Replicate, Shard
@@ -57,10 +57,7 @@ class _Args(NamedTuple):
 def _parse(op, x, dim, group):
     """(local tensor, sharded dim or None, group, mesh) of one argument."""
     local, d, group, mesh = _parse_layout(op, x, dim, group)
-    if local.layout != torch.strided:
-        raise opendml.UnsupportedError(f"{op}: the piece is a {local.layout} tensor; opendml.distributed takes strided ones")
-    if local.is_nested:  # strided in layout, but without one shape (torch raises a RuntimeError reading it)
-        raise opendml.UnsupportedError(f"{op}: the piece is a nested tensor; opendml.distributed takes strided ones")
+    _strided(op, "the piece", [local])  # before anything reads its shape (a nested one has none)
     # A lazily negated or conjugated view (z.conj(), its .imag) as the values it stands for: the
     # pieces go to the array layer and the collectives as their bits. Free where neither flag is set.
     return local.resolve_conj().resolve_neg(), d, group, mesh

@@ -90,6 +90,17 @@ def _not_quantized(x: torch.Tensor) -> None:
         raise opendml.UnsupportedError(f"opendml.torch: {x.dtype} is a quantized type; dequantize() it first")
 
 
+def _strided(op: str, name: str, tensors) -> None:
+    """opendml.UnsupportedError for a sparse, nested or other non-strided tensor among `tensors`, named
+    `name`: the array layer reads tensors through DLPack, whose export refused them in torch's words
+    (an opendml.Error, or torch's RuntimeError where a nested tensor's shape was read first). Called
+    where a call has failed, so that the calls that work pay nothing for it."""
+    for t in tensors:
+        if isinstance(t, torch.Tensor) and (t.is_nested or t.layout != torch.strided):
+            kind = "nested" if t.is_nested else str(t.layout)
+            raise opendml.UnsupportedError(f"{op}: {name} is a {kind} tensor; opendml takes strided ones")
+
+
 def _bits(x: torch.Tensor) -> torch.Tensor:
     if x.dtype in _DIRECT:
         return x
@@ -128,16 +139,20 @@ def _nonzero_coordinates(x: torch.Tensor, columns: Optional[int] = None, offsets
     extension). offsets: added to each column's coordinates (opendml's coordinate offsets
     extension)."""
     _not_quantized(x)  # as join and split refuse it (the array layer's DLPack export raised a ValueError)
-    shape = _coordinates_shape(x, columns, offsets)
-    if x.dim() == 0:
-        # DirectML tensors have a dimension; a scalar has only a count (and torch.nonzero gives
-        # [count, 0] coordinates too), which the kernel counts as one element, checking its type and
-        # fill as for any other x.
-        _, count = opendml.nonzero(x.reshape(1), index_dtype="int64", fill=fill)
-        return x.new_empty(shape, dtype=torch.int64), count
-    # int64, as torch indexes, through opendml's 64-bit indices extension; the array layer allocates
-    # both outputs on x's device.
-    return opendml.nonzero(x, columns=columns, index_dtype="int64", offsets=offsets, fill=fill)
+    try:
+        shape = _coordinates_shape(x, columns, offsets)
+        if x.dim() == 0:
+            # DirectML tensors have a dimension; a scalar has only a count (and torch.nonzero gives
+            # [count, 0] coordinates too), which the kernel counts as one element, checking its type
+            # and fill as for any other x.
+            _, count = opendml.nonzero(x.reshape(1), index_dtype="int64", fill=fill)
+            return x.new_empty(shape, dtype=torch.int64), count
+        # int64, as torch indexes, through opendml's 64-bit indices extension; the array layer
+        # allocates both outputs on x's device.
+        return opendml.nonzero(x, columns=columns, index_dtype="int64", offsets=offsets, fill=fill)
+    except Exception:
+        _strided("opendml.torch.nonzero", "x", [x])
+        raise
 
 
 try:  # the modes that torch.compile, opcheck and FakeTensorMode trace under, set aside
@@ -226,8 +241,10 @@ def _join(inputs, axis):
         try:
             return opendml.concat(inputs, axis)  # allocates the result like inputs[0]
         except opendml.Error:
+            _strided("opendml.torch.join", "an input", inputs)
             join_shape("opendml.torch.join", inputs, axis)  # the message in torch's terms, where it has one
             raise
+    _strided("opendml.torch.join", "an input", inputs)  # before their shapes are read
     # Types of one width look alike as bits (and to the array layer), so join_shape compares them.
     shape = join_shape("opendml.torch.join", inputs, axis)  # raises first for no inputs
     out = inputs[0].new_empty(shape)
@@ -252,8 +269,10 @@ def _split(x, sizes, axis):
         try:
             return opendml.split(x, list(sizes), axis)  # allocates the parts like x
         except opendml.Error:
+            _strided("opendml.torch.split", "x", [x])
             split_shapes("opendml.torch.split", x.shape, sizes, axis)  # the message in torch's terms, where it has one
             raise
+    _strided("opendml.torch.split", "x", [x])  # before its shape is read
     outs = [x.new_empty(shape) for shape in split_shapes("opendml.torch.split", x.shape, sizes, axis)]
     opendml.split(_bits(x), list(sizes), axis, out=[_bits(o) for o in outs])
     return outs
@@ -404,6 +423,7 @@ def split(x: torch.Tensor, sizes, axis: int = 0) -> list:
         _integers(op, axis=axis)
     sizes = _split_sizes(op, sizes)
     if not isinstance(sizes, list):  # a count
+        _strided(op, "x", [x])  # before its shape is read (torch raises a RuntimeError for a nested one)
         sizes = equal_parts(op, x.shape[normalize_axis(op, axis, x.dim())], sizes)
     if type(axis) is int and all(type(s) is int for s in sizes) and _eager((x,)):
         return _split(x, sizes, axis)

@@ -127,6 +127,31 @@ def test_quantized_tensors_are_refused():
             call()
 
 
+def test_sparse_and_nested_tensors_are_refused():
+    # Their elements are no strided block: the array layer's DLPack export raised an opendml.Error in
+    # torch's words ("Cannot access data pointer"), and a nested tensor's shape torch's RuntimeError.
+    import warnings
+
+    x = torch.arange(6.0).reshape(2, 3)
+    with warnings.catch_warnings():  # torch's: the strided layout of nested tensors is a prototype
+        warnings.simplefilter("ignore", UserWarning)
+        nested = torch.nested.nested_tensor([torch.ones(2), torch.ones(3)])
+    odd_ones = [(x.to_sparse(), "torch.sparse_coo"), (x.to_sparse_csr(), "torch.sparse_csr"), (nested, "nested")]
+    for t, kind in odd_ones:
+        calls = [lambda: odt.nonzero(t), lambda: odt.nonzero(t, fill_value=0), lambda: odt.join([x, t]),
+                 lambda: odt.join([t, t], 1), lambda: odt.split(t, 2), lambda: odt.split(t, [1, 1])]
+        if not t.is_nested:  # the dispatcher has no kernel of opendml's for nested tensors (torch's error)
+            calls += [lambda: torch.ops.opendml.nonzero_coordinates(t), lambda: torch.ops.opendml.join([t, t], 0),
+                      lambda: torch.ops.opendml.split(t, [1, 1], 0)]
+        for call in calls:
+            with pytest.raises(opendml.UnsupportedError, match=r"is a %s tensor; opendml takes strided ones" % kind):
+                call()
+    # Types the array layer takes only as bits go the same way.
+    for call in (lambda: odt.join([x.to(torch.complex64).to_sparse()] * 2), lambda: odt.split(x.to(torch.complex64).to_sparse(), 1)):
+        with pytest.raises(opendml.UnsupportedError, match="sparse_coo tensor"):
+            call()
+
+
 def test_nonzero_rejects_types_directml_lacks():
     # A 0-d x too, which the array layer never saw (its count was x != 0).
     for x in (torch.ones(4, dtype=torch.float64), torch.tensor(1.0, dtype=torch.float64)):
