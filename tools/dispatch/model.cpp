@@ -17,9 +17,9 @@ Model load_model_text(std::string_view text, const std::string& file, const std:
                       LoadContext& context) {
   const Json json = parse_json(text, file, context.budget);
   const Node root = Node::root(json, file, context.keys);
-  // "$schema" is DxDispatch's pointer to its JSON schema: allowed, and otherwise ignored.
+  // "$schema" is DxDispatch's pointer to its JSON schema, which DxDispatch never reads: a value of
+  // any type is allowed and ignored (tools/README.md, "The supported format").
   root.expect_object({"$schema", "resources", "dispatchables", "commands"});
-  if (const std::optional<Node> schema = root.find("$schema")) schema->string();
 
   Model model;
   for (const auto& [name, node] : root.at("resources").members())
