@@ -179,19 +179,19 @@ Command load_command(const Node& node, const Model& model) {
   const std::string kind = type.string();  // in any case, as DxDispatch compares them
   if (equal_ignoring_case(kind, "dispatch")) {
     node.expect_object({"type", "dispatchable", "bindings", "threadGroupCount"});
-    return {node.place(), node.json().dump(), load_dispatch(node, model)};
+    return {node.place(), dxdispatch_json_text(node.json()), load_dispatch(node, model)};
   }
   if (equal_ignoring_case(kind, "print")) {
     node.expect_object({"type", "resource", "verbose"});
     const std::optional<Node> verbose = node.find("verbose");
     if (verbose && !verbose->json().is_boolean()) verbose->fail("must be true or false");
-    return {node.place(), node.json().dump(),
+    return {node.place(), dxdispatch_json_text(node.json()),
             PrintCommand{find_named(node.at("resource"), model.resources, "resources"),
                          verbose && verbose->json().get<bool>()}};
   }
   if (equal_ignoring_case(kind, "writeFile")) {
     node.expect_object({"type", "resource", "targetPath", "dimensions"});
-    return {node.place(), node.json().dump(), load_write_file(node, model)};
+    return {node.place(), dxdispatch_json_text(node.json()), load_write_file(node, model)};
   }
   type.fail("'" + kind + "' is not a command type (dispatch, print, writeFile)");
 }

@@ -1,9 +1,12 @@
 #include "json_node.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <functional>
 #include <limits>
 #include <set>
+#include <utility>
 
 #include "errors.h"
 
@@ -163,6 +166,92 @@ std::string json_type_name(const Json& value) {
     case Json::value_t::null: return "null";
     default: return "a number";
   }
+}
+
+namespace {
+
+// A double as rapidjson's dtoa writes it: its digits d1 d2 ... dn (Grisu2, as nlohmann finds them
+// too) with the value d1.d2...dn * 10^(point - 1), laid out by where the decimal point falls.
+void append_dxdispatch_double(std::string& out, double value) {
+  if (std::signbit(value)) out += '-';
+  if (value == 0) {
+    out += "0.0";
+    return;
+  }
+  char digits[32];
+  int length = 0, exponent = 0;  // value = digits * 10^exponent
+  nlohmann::detail::dtoa_impl::grisu2(digits, length, exponent, std::fabs(value));
+  const std::string_view text(digits, static_cast<size_t>(length));
+  const int point = length + exponent;  // 10^(point - 1) <= |value| < 10^point
+  if (exponent >= 0 && point <= 21) {   // a whole number: 1234e7 is 12340000000.0
+    out.append(text).append(static_cast<size_t>(exponent), '0') += ".0";
+  } else if (point > 0 && point <= 21) {  // 1234e-2 is 12.34
+    out.append(text.substr(0, static_cast<size_t>(point))).append(".").append(text.substr(static_cast<size_t>(point)));
+  } else if (point > -6 && point <= 0) {  // 1234e-6 is 0.001234
+    out.append("0.").append(static_cast<size_t>(-point), '0').append(text);
+  } else {  // 1e30, 1.234e33, 2.5e-7: no '+' and no leading zero in the exponent
+    out += text[0];
+    if (length > 1) out.append(".").append(text.substr(1));
+    out += 'e' + std::to_string(point - 1);
+  }
+}
+
+void append_dxdispatch_string(std::string& out, const std::string& text) {
+  // The control characters with a short escape; the others are written "\u00XX".
+  static constexpr std::pair<char, char> kShort[] = {{'\b', 'b'}, {'\t', 't'}, {'\n', 'n'}, {'\f', 'f'}, {'\r', 'r'}};
+  out += '"';
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    const auto named = std::find_if(std::begin(kShort), std::end(kShort), [&](const auto& e) { return e.first == c; });
+    if (c == '"' || c == '\\') {
+      out.append(1, '\\') += c;
+    } else if (byte >= 0x20) {
+      out += c;
+    } else if (named != std::end(kShort)) {
+      out.append(1, '\\') += named->second;
+    } else {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\u%04X", static_cast<unsigned>(byte));
+      out += escaped;
+    }
+  }
+  out += '"';
+}
+
+void append_dxdispatch_json(std::string& out, const Json& value) {
+  switch (value.type()) {
+    case Json::value_t::object: {
+      out += '{';
+      bool first = true;
+      for (const auto& [key, member] : value.items()) {
+        if (!std::exchange(first, false)) out += ',';
+        append_dxdispatch_string(out, key);
+        out += ':';
+        append_dxdispatch_json(out, member);
+      }
+      out += '}';
+      break;
+    }
+    case Json::value_t::array:
+      out += '[';
+      for (size_t i = 0; i < value.size(); ++i) {
+        if (i > 0) out += ',';
+        append_dxdispatch_json(out, value[i]);
+      }
+      out += ']';
+      break;
+    case Json::value_t::string: append_dxdispatch_string(out, value.get_ref<const std::string&>()); break;
+    case Json::value_t::number_float: append_dxdispatch_double(out, value.get<double>()); break;
+    default: out += value.dump();  // integers, booleans and null are written alike
+  }
+}
+
+}  // namespace
+
+std::string dxdispatch_json_text(const Json& value) {
+  std::string text;
+  append_dxdispatch_json(text, value);
+  return text;
 }
 
 void Node::fail(const std::string& why) const { throw ModelError(place_, why); }

@@ -46,6 +46,13 @@ struct KeyPolicy {
 // "a string", "an object", ...: for messages.
 std::string json_type_name(const Json& value);
 
+// `value` as compact JSON text the way DxDispatch writes a command for --print_commands (rapidjson's
+// Writer): numbers written as integers stay integers; a double keeps Grisu2's shortest digits, as
+// plain decimals from 1e-6 up to below 1e21 ("100000000000000000000.0", "0.00001") and otherwise
+// as "1e30", "2.5e-7"; in strings only '"', '\\' and control characters are escaped, those without
+// a short escape as upper-case "\u001F".
+std::string dxdispatch_json_text(const Json& value);
+
 // A JSON value and its place. Nodes refer to the Json they were made from, which must outlive them.
 class Node {
  public:
