@@ -156,7 +156,28 @@ void equal_ignoring_case_of_bytes_past_ascii() {
 
 }  // namespace
 
+// An error line is UTF-8 text whatever its message holds: nlohmann quotes the bytes it read of an
+// ill-formed string, which went out raw. Well-formed sequences of every length pass as they are;
+// each byte of an ill-formed one (a stray continuation, an overlong form, a surrogate, past
+// U+10FFFF, cut short) is written \xNN, and control characters are escaped as in JSON.
+void message_line_is_utf8() {
+  const auto line = [](const std::string& why) { return message_line("error", "p", why); };
+  const std::string prefix = "opendml-dispatch: error: p: ";
+  CHECK(line("a\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80\xF4\x8F\xBF\xBF") ==
+        prefix + "a\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80\xF4\x8F\xBF\xBF");
+  CHECK(line("A\xFF'") == prefix + "A\\xFF'");
+  CHECK(line("\x80\xBF") == prefix + "\\x80\\xBF");
+  CHECK(line("\xC0\x80\xC1\xBF") == prefix + "\\xC0\\x80\\xC1\\xBF");  // overlong
+  CHECK(line("\xE0\x9F\xBF") == prefix + "\\xE0\\x9F\\xBF");           // overlong
+  CHECK(line("\xED\xA0\x80") == prefix + "\\xED\\xA0\\x80");           // a surrogate
+  CHECK(line("\xF4\x90\x80\x80") == prefix + "\\xF4\\x90\\x80\\x80");  // past U+10FFFF
+  CHECK(line("\xE2\x82") == prefix + "\\xE2\\x82");                    // cut short
+  CHECK(line("\xE2\x82x") == prefix + "\\xE2\\x82x");
+  CHECK(line(std::string("a\nb\0c\x1F", 6)) == prefix + "a\\nb\\u0000c\\u001f");
+}
+
 int main() {
+  message_line_is_utf8();
   equal_ignoring_case_of_bytes_past_ascii();
   timings_split_as_dxdispatch();
   timings_stay_bounded();
