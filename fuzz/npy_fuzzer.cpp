@@ -16,7 +16,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace opendml::tool;
   NpyArray array;
   try {
-    array = parse_npy(std::as_bytes(std::span(data, size)), "fuzz.npy", "fuzz");
+    const auto bytes = std::as_bytes(std::span(data, size));
+    array = parse_npy({bytes.begin(), bytes.end()}, "fuzz.npy", "fuzz");
   } catch (const ModelError&) {
     return 0;  // rejected with a message, as designed
   }

@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <string_view>
+#include <utility>
 
 #include "elements.h"
 #include "errors.h"
@@ -171,7 +172,7 @@ std::string shape_text(const std::vector<uint64_t>& shape) {
 
 }  // namespace
 
-NpyArray parse_npy(std::span<const std::byte> bytes, const std::string& file_name, const std::string& place) {
+NpyArray parse_npy(std::vector<std::byte> bytes, const std::string& file_name, const std::string& place) {
   const std::string file = "'" + file_name + "'";
   if (bytes.size() < 10 || std::memcmp(bytes.data(), kMagic.data(), kMagic.size()) != 0)
     throw ModelError(place, file + " is not a .npy file: it does not start with \"\\x93NUMPY\"");
@@ -202,8 +203,9 @@ NpyArray parse_npy(std::span<const std::byte> bytes, const std::string& file_nam
     throw ModelError(place, file + ": the data is " + std::to_string(data_bytes) + " bytes but the shape " +
                                 shape_text(header.shape) + " of '" + header.descr + "' needs " +
                                 std::to_string(needed));
-  const auto* data = bytes.data() + data_start;
-  return {type, std::vector<std::byte>(data, data + data_bytes)};
+  // The header dropped in place: the file's bytes become the array's, never held twice.
+  bytes.erase(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(data_start));
+  return {type, std::move(bytes)};
 }
 
 std::vector<std::byte> npy_header(DML_TENSOR_DATA_TYPE type, std::span<const uint64_t> shape) {

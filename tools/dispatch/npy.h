@@ -22,8 +22,8 @@ struct NpyArray {
 // Reads a whole .npy file. Anything else is a ModelError at `place` that names `file` and the
 // fault: bad magic, an unknown version, a header that is not the dict NumPy writes, a shape of more
 // than kMaxNpyDims dimensions, big-endian data, an unsupported dtype, fortran_order True, or data
-// whose length is not what the shape needs.
-NpyArray parse_npy(std::span<const std::byte> bytes, const std::string& file, const std::string& place);
+// whose length is not what the shape needs. The array's data is `bytes` less the header, moved.
+NpyArray parse_npy(std::vector<std::byte> bytes, const std::string& file, const std::string& place);
 
 // The start of a version 1.0 .npy file of `type` and `shape` (C order, at most kMaxNpyDims
 // dimensions, so that the header's length fits its 16 bits): the data follows it.

@@ -267,7 +267,7 @@ InitialValues from_file(const Node& values, const std::optional<DML_TENSOR_DATA_
   std::vector<std::byte> bytes =
       read_file(path, kMaxResourceBytes, source.place(), reader.budget, "reading '" + path.string() + "'");
   if (format == FileFormat::kNpy) {
-    NpyArray array = parse_npy(bytes, path.string(), source.place());
+    NpyArray array = parse_npy(std::move(bytes), path.string(), source.place());
     if (type && *type != array.type)
       type_node->fail("is " + std::string(data_type_name(*type)) + " but '" + path.string() + "' holds " +
                       std::string(data_type_name(array.type)) + "; leave it out for a .npy file");
