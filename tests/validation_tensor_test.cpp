@@ -234,6 +234,30 @@ TEST(Validation, PhysicalExtentAboveLimitRejected) {
       {"JOIN: InputTensors[0].Strides {4294967295, 1}", "span 4294967298 elements", "at most 4294967295"}));
 }
 
+// Rule 7's messages name the true count and extent, not the 2^63 at which the limit checks stop
+// counting: {2^32 - 1, 2^32 - 1} has 2^64 - 2^33 + 1 elements, which the message gave as 2^63, and a
+// stride of 2^32 - 1 over 2^32 - 1 elements spans just under 2^64. Past 2^64 - 1 it says so.
+TEST(Validation, ElementCountAndExtentPastTwoToThe63AreNamedExactly) {
+  const auto u8 = DML_TENSOR_DATA_TYPE_UINT8;
+  const UINT most = 0xFFFFFFFF;
+  const auto text = [](unsigned __int128 v) {
+    std::string digits;
+    do digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(v % 10)));
+    while ((v /= 10) != 0);
+    return digits;
+  };
+  OpDesc count = OpDesc::split(spec(u8, {most, most}), {spec(u8, {2, 3})}, 0);
+  EXPECT_TRUE(create_fails(count, kInvalid,
+                           {"SPLIT: InputTensor has " + text(static_cast<unsigned __int128>(most) * most) + " elements",
+                            "at most 4294967295"}));
+  OpDesc beyond = OpDesc::split(spec(u8, {most, most, 2}), {spec(u8, {2, 3})}, 0);
+  EXPECT_TRUE(create_fails(beyond, kInvalid, {"SPLIT: InputTensor has more than 2^64 - 1 elements"}));
+  OpDesc extent = OpDesc::join({spec(u8, {most}, Shape{most}), spec(u8, {5})}, spec(u8, {8}), 0);
+  EXPECT_TRUE(create_fails(extent, kInvalid,
+                           {"JOIN: InputTensors[0].Strides {4294967295}",
+                            "span " + text(static_cast<unsigned __int128>(most - 1) * most + 1) + " elements"}));
+}
+
 TEST(Validation, PhysicalExtentAtLimitAccepted) {
   const auto u8 = DML_TENSOR_DATA_TYPE_UINT8;
   const OpDesc d =

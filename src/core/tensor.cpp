@@ -34,6 +34,32 @@ uint64_t buffer_bytes(uint64_t elements, uint32_t bits) {
   return total_bits >= kSaturated ? ~uint64_t{0} : ((total_bits + 7) / 8 + 3) & ~uint64_t{3};
 }
 
+// The element count and the physical extent for messages: exact, where the checks above stop
+// counting at 2^63 (a count of {2^32 - 1, 2^32 - 1} is 2^64 - 2^33 + 1, not 2^63), or "more than
+// 2^64 - 1".
+std::string exact_text(bool overflow, uint64_t value) {
+  return overflow ? std::string("more than 2^64 - 1") : std::to_string(value);
+}
+
+std::string element_count_text(const Dims& sizes, uint32_t rank) {
+  uint64_t n = 1;
+  bool overflow = false;
+  for (uint32_t d = 0; d < rank; ++d) overflow |= __builtin_mul_overflow(n, sizes[d], &n);
+  return exact_text(overflow, n);
+}
+
+std::string extent_text(const Dims& sizes, const Dims& strides, uint32_t rank) {
+  uint64_t last = 0;
+  bool overflow = false;
+  for (uint32_t d = 0; d < rank; ++d) {
+    uint64_t term;
+    overflow |= __builtin_mul_overflow(sizes[d] - 1, strides[d], &term);
+    overflow |= __builtin_add_overflow(last, term, &last);
+  }
+  overflow |= __builtin_add_overflow(last, 1, &last);
+  return exact_text(overflow, last);
+}
+
 // Coordinates of logical index `index` over sizes, for messages.
 std::string coordinate_string(uint64_t index, const Dims& sizes, uint32_t rank) {
   Dims coord{};
@@ -177,8 +203,8 @@ Result<Tensor> read_tensor(const DML_TENSOR_DESC* desc, Role role, std::string_v
   const uint64_t count = t.element_count();
   const char* const beyond = max_elements == kMaxElements ? " (ODML_EXTENSION_64BIT_INDICES allows more)" : "";
   if (count > max_elements)
-    return invalid_argument(where, " has ", count, " elements (Sizes ", dims_to_string(t.sizes, t.rank), "); at most ",
-                            max_elements, " are allowed", beyond);
+    return invalid_argument(where, " has ", element_count_text(t.sizes, t.rank), " elements (Sizes ",
+                            dims_to_string(t.sizes, t.rank), "); at most ", max_elements, " are allowed", beyond);
   if (buffer.Strides != nullptr) {
     for (uint32_t d = 0; d < t.rank; ++d) t.strides[d] = buffer.Strides[d];
   } else {
@@ -187,8 +213,8 @@ Result<Tensor> read_tensor(const DML_TENSOR_DESC* desc, Role role, std::string_v
   const uint64_t extent = physical_extent(t.sizes, t.strides, t.rank);
   if (extent > max_elements)
     return invalid_argument(where, ".Strides ", dims_to_string(t.strides, t.rank), " with Sizes ",
-                            dims_to_string(t.sizes, t.rank), " span ", extent, " elements; at most ", max_elements,
-                            " are allowed", beyond);
+                            dims_to_string(t.sizes, t.rank), " span ", extent_text(t.sizes, t.strides, t.rank),
+                            " elements; at most ", max_elements, " are allowed", beyond);
   if (role == Role::kOutput) ODML_RETURN_IF_ERROR(check_output_strides(t, where, budget));
 
   const uint64_t required =
