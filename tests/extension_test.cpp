@@ -70,6 +70,24 @@ TEST(Extension, TensorsPastTwoToThe32Elements) {
                            kWide));
 }
 
+// The limit the extension lifts rule 7 to is 2^62 - 1 elements (docs/contract.md section 7; the
+// header once said 2^64 - 1): a broadcast input of 2^62 elements is refused, and one of 2^62 - 1
+// (2147483647 x 2147483649) passes, so that the operator is refused at its output instead.
+TEST(Extension, ElementLimitIsTwoToThe62MinusOne) {
+  const uint64_t limit = (uint64_t{1} << 62) - 1;
+  const OpDesc over = OpDesc::split(spec(kU8, {1u << 31, 1u << 31}, Shape{0, 0}), {spec(kU8, {1, 1})}, 0);
+  EXPECT_TRUE(create_fails(over, kInvalid,
+                           {"SPLIT: InputTensor has " + std::to_string(limit + 1) + " elements",
+                            "at most " + std::to_string(limit) + " are allowed"},
+                           DML_FEATURE_LEVEL(0), kWide));
+  const UINT a = 2147483647, b = 2147483649;
+  ASSERT_EQ(uint64_t{a} * b, limit);
+  const OpDesc at = OpDesc::split(spec(kU8, {a, b}, Shape{0, 0}), {spec(kU8, {1, 1})}, 0);
+  EXPECT_TRUE(create_fails(at, kInvalid,
+                           {"SPLIT: OutputTensors[0].Sizes[1] is 1 but InputTensor.Sizes[1] is 2147483649"},
+                           DML_FEATURE_LEVEL(0), kWide));
+}
+
 // Compiling for what the descriptors declare, before any memory is bound, takes memory and time
 // that do not grow with it: the CPU kernel listed a tile a 64 KiB, gigabytes of them for the 2^54
 // bytes declared here.

@@ -95,7 +95,8 @@ OPENDML_API odml_status odml_operator_create(odml_device device, const DML_OPERA
 typedef enum odml_extension OPENDML_ENUM_BASE {
   ODML_EXTENSION_NONE = 0,
   /* 64-bit indices: NONZERO_COORDINATES may write INT64 or UINT64 counts and coordinates, and
-   * tensors of every operator may hold up to 2^64 - 1 elements instead of 2^32 - 1. */
+   * tensors of every operator may hold up to 2^62 - 1 elements (and span as many) instead of
+   * 2^32 - 1. */
   ODML_EXTENSION_64BIT_INDICES = 1,
   /* Coordinate offsets: NONZERO_COORDINATES adds a constant to every coordinate of column j it
    * writes (the coordinates of a shard of a larger tensor in that tensor). The offsets come with
