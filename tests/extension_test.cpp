@@ -31,7 +31,17 @@ TEST(Extension, Nonzero64BitOutputsNeedTheExtension) {
   for (DML_TENSOR_DATA_TYPE t : {kI64, kU64}) {
     SCOPED_TRACE(type_name(t));
     const OpDesc d = nonzero(kF32, {2, 3}, t, {6, 2});
-    EXPECT_TRUE(create_fails(d, kInvalid, {std::string(kOp) + "OutputCountTensor.DataType is " + type_name(t)}));
+    // The refusal names the extension that allows the type, as rule 7's does for element counts.
+    EXPECT_TRUE(create_fails(d, kInvalid,
+                             {std::string(kOp) + "OutputCountTensor.DataType is " + type_name(t), "allows UINT32",
+                              "ODML_EXTENSION_64BIT_INDICES allows INT64 and UINT64"}));
+    const OpDesc coordinates = nonzero(kF32, {2, 3}, t, {6, 2}, DML_TENSOR_DATA_TYPE_UINT32);
+    EXPECT_TRUE(create_fails(coordinates, kInvalid,
+                             {std::string(kOp) + "OutputCoordinatesTensor.DataType is " + type_name(t),
+                              "ODML_EXTENSION_64BIT_INDICES allows INT64 and UINT64"}));
+    // A DimensionCount the level refuses is still named first.
+    EXPECT_TRUE(
+        create_fails(d, kInvalid, {std::string(kOp) + "InputTensor.DimensionCount is 2"}, DML_FEATURE_LEVEL_3_0));
     EXPECT_TRUE(create_succeeds(d, DML_FEATURE_LEVEL(0), kWide));
     // Their dimension counts still follow DirectML's table: at 3_0 all three share one, 4 or 5.
     EXPECT_TRUE(create_fails(d, kInvalid, {"DimensionCount"}, DML_FEATURE_LEVEL_3_0, kWide));

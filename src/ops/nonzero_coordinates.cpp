@@ -99,10 +99,16 @@ Result<OperatorDef> validate_nonzero_coordinates(const DML_NONZERO_COORDINATES_O
     Result<Tensor> t = read_tensor(fields[i].desc, fields[i].role, where, budget, options.max_elements());
     if (!t.ok()) return t.status();
     // With 64-bit indices the count and coordinates may also be INT64 or UINT64 (contract
-    // section 7); their dimension counts follow DirectML's table all the same.
+    // section 7); their dimension counts follow DirectML's table all the same. Without the
+    // extension the refusal names it, as rule 7's does.
     Tensor checked = *t;
-    if (i > 0 && wide && is_64bit_index(checked.data_type)) checked.data_type = DML_TENSOR_DATA_TYPE_UINT32;
+    const bool index64 = i > 0 && is_64bit_index(checked.data_type);
+    if (index64) checked.data_type = DML_TENSOR_DATA_TYPE_UINT32;
     ODML_RETURN_IF_ERROR(check_support(fields[i].support, level, checked, kOp, where));
+    if (index64 && !wide)
+      return invalid_argument(where, ".DataType is ", data_type_name(t->data_type), "; at feature level ",
+                              feature_level_name(level), " ", kOp, " allows UINT32 here (no feature level allows ",
+                              data_type_name(t->data_type), "; ODML_EXTENSION_64BIT_INDICES allows INT64 and UINT64)");
     tensors[i] = *t;
   }
   const Tensor& input = tensors[0];
