@@ -31,6 +31,17 @@ uint32_t effective_rank(const Tensor& t) {
   return t.rank - leading;
 }
 
+// t's first `rank` dimensions, coalesced (MultiView::coalesce): the input for reading, or the
+// coordinates' dimensions before N, which validation requires to coalesce into one row dimension.
+MultiView<1> coalesced(const Tensor& t, uint32_t rank) {
+  MultiView<1> view;
+  view.rank = rank;
+  view.sizes = t.sizes;
+  view.strides = {t.strides};
+  view.coalesce();
+  return view;
+}
+
 // An extension's values, one per coordinate column (docs/contract.md section 7).
 Status check_column_count(const std::vector<uint64_t>& values, std::string_view what, uint32_t n) {
   if (values.size() != n)
@@ -131,11 +142,7 @@ Result<OperatorDef> validate_nonzero_coordinates(const DML_NONZERO_COORDINATES_O
   // 2^32 - 1 (a UINT size's limit), so the sizes before N may multiply to M, as long as they
   // coalesce into one row dimension (rows evenly spaced).
   const uint32_t r = coordinates.rank;
-  MultiView<1> rows;
-  rows.rank = r - 1;
-  rows.sizes = coordinates.sizes;
-  rows.strides = {coordinates.strides};
-  rows.coalesce();
+  const MultiView<1> rows = coalesced(coordinates, r - 1);
   for (uint32_t d = 0; d + 2 < r && !wide; ++d)
     if (coordinates.sizes[d] != 1)
       return invalid_argument(op, "OutputCoordinatesTensor.Sizes[", d, "] is ", coordinates.sizes[d],
@@ -188,22 +195,14 @@ NonzeroPlan plan_nonzero_coordinates(const OperatorDef& op) {
   const uint32_t dropped = input.rank - plan.columns;  // leading dimensions, all of size 1
   for (uint32_t j = 0; j < plan.columns; ++j) plan.column_sizes[j] = input.sizes[dropped + j];
 
-  MultiView<1> read;
-  read.rank = input.rank;
-  read.sizes = input.sizes;
-  read.strides = {input.strides};
-  read.coalesce();
+  const MultiView<1> read = coalesced(input, input.rank);
   plan.read_rank = read.rank;
   plan.read_sizes = read.sizes;
   plan.read_strides = read.strides[0];
 
   // The row dimensions coalesce into one (validation): its stride is the row stride. A single row
   // has no stride of its own; any value serves.
-  MultiView<1> rows;
-  rows.rank = r - 1;
-  rows.sizes = coordinates.sizes;
-  rows.strides = {coordinates.strides};
-  rows.coalesce();
+  const MultiView<1> rows = coalesced(coordinates, r - 1);
   plan.row_stride = rows.sizes[0] == 1 ? coordinates.strides[r - 2] : rows.strides[0][0];
   plan.column_stride = coordinates.strides[r - 1];
   plan.count_bytes = data_type_info(count.data_type)->bits / 8;
