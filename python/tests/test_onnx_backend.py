@@ -354,6 +354,33 @@ def test_nonzero_of_a_dimension_past_32_bits_is_refused_before_allocating():
         backend.run_node(node("NonZero", ["x"], ["y"]), [x])
 
 
+@pytest.mark.parametrize("shape", [(40,), (5, 7), (3, 4, 5), (2, 3, 4), (2, 1, 3, 1, 2, 1, 2, 1), (4, 0, 3), ()])
+def test_nonzero_of_a_large_input_runs_in_blocks(monkeypatch, shape):
+    """No NONZERO_COORDINATES call writes more than _NONZERO_BLOCK coordinates: its output is the worst
+    case, rank rows of one per element (a 1 GiB bool input of rank 3 asked for 24 GiB and raised
+    MemoryError). A budget of 12 here stands for 2^26; the blocks' coordinates, put in their places,
+    are ONNX's reference's bit for bit, a non-contiguous view's too."""
+    from onnx.reference import ReferenceEvaluator
+
+    monkeypatch.setattr(ops, "_NONZERO_BLOCK", 12, raising=False)
+    calls, nonzero = [], opendml.nonzero
+
+    def counted(x, **kwargs):
+        calls.append(x.size * x.ndim)
+        return nonzero(x, **kwargs)
+
+    monkeypatch.setattr(opendml, "nonzero", counted)
+    rng = np.random.default_rng(len(shape))
+    for x in (sample("FLOAT", shape, rng), sample("BOOL", shape[::-1], rng).T):
+        model = helper.make_model(helper.make_graph([node("NonZero", ["x"], ["y"])], "g",
+                                                    [helper.make_tensor_value_info("x", TensorProto.FLOAT, None)],
+                                                    [helper.make_tensor_value_info("y", TensorProto.INT64, None)]))
+        (y,) = backend.run_node(node("NonZero", ["x"], ["y"]), [x])
+        (want,) = ReferenceEvaluator(model).run(None, {"x": x}) if x.ndim else (np.array(np.nonzero(x.reshape(1))),)
+        assert y.dtype == want.dtype == np.int64 and y.shape == want.shape and np.array_equal(y, want)
+    assert calls and max(calls) <= 12
+
+
 def test_prepare_takes_a_serialized_model_or_a_path(tmp_path):
     """As onnx.checker and ONNX Runtime's backend take them (the checker passed them, then reading
     the graph raised AttributeError); anything else is a TypeError."""

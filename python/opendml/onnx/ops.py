@@ -1,7 +1,9 @@
-"""ONNX's NonZero, Concat and Split on NumPy arrays, each one call of opendml's array layer.
+"""ONNX's NonZero, Concat and Split on NumPy arrays, each one call of opendml's array layer (NonZero of a
+large input one a block).
 
 The mapping follows ONNX Runtime's DirectML provider: NonZero is NONZERO_COORDINATES in the
-transposed ([rank, M]) layout with the host reading the count to cut the output to [rank, count];
+transposed ([rank, M]) layout with the host reading the count to cut the output to [rank, count]
+(a large input in blocks, as M is the worst case: every element nonzero);
 Concat is JOIN and Split is SPLIT (the array layer leaves empty pieces out, as DirectML has no
 empty tensors).
 docs/python.md describes the layer and the element types it cannot take.
@@ -54,6 +56,11 @@ ZERO_TEST_AS = {
 # for any array that fits in memory).
 _MAX_RANK = 8
 _MAX_SIZE = 2**32 - 1
+
+# NONZERO_COORDINATES writes into its worst case, a coordinate row per element, before the count is
+# known: 8 * rank bytes of int64 per input element (a 1 GiB bool input of rank 3 asked for 24 GiB).
+# A larger input runs in row-major blocks of at most this many coordinates each (docs/python.md).
+_NONZERO_BLOCK = 2**26
 
 
 def type_name(x: np.ndarray) -> str:
@@ -120,17 +127,37 @@ def nonzero(x: np.ndarray) -> np.ndarray:
         raise opendml.UnsupportedError(f"opendml.onnx: NonZero of rank {x.ndim}: NONZERO_COORDINATES takes at most 8 dimensions")
     # DirectML's strides are unsigned and 32-bit (in elements): a reversed view, or one whose steps
     # reach past 2^32 - 1 elements, is copied, as an unaligned one is.
-    if x.size and any(n > _MAX_SIZE for n in x.shape):  # before allocating coordinates for them all
+    if x.size and any(n > _MAX_SIZE for n in x.shape):
         raise opendml.UnsupportedError(f"opendml.onnx: NonZero of shape {list(x.shape)}: DirectML's sizes are 32-bit "
                                        "(at most 2^32 - 1)")
     if not x.flags.aligned or any(n > 1 and (s < 0 or s // x.itemsize > _MAX_SIZE) for n, s in zip(x.shape, x.strides)):
         x = np.require(x, requirements=["C", "A"])
     view = x.view(ZERO_TEST_AS.get(x.dtype.name, x.dtype)).reshape(x.shape or (1,))
+    # A scalar is one element at coordinate 0 ([1, count]), as ONNX Runtime and NumPy have it.
+    per_call = max(1, _NONZERO_BLOCK // view.ndim)
+    if view.size <= per_call:
+        return _found(view)
+    # Blocks: spans of the first axis k whose trailing rows fit a call, at each index before it, in
+    # row-major order; each block's coordinates are its own, so its place is added to them.
+    k = next(k for k in range(view.ndim) if math.prod(view.shape[k + 1 :]) <= per_call)
+    span = per_call // math.prod(view.shape[k + 1 :])
+    parts = []
+    for index in np.ndindex(*view.shape[:k]):
+        for start in range(0, view.shape[k], span):
+            part = _found(view[tuple(slice(i, i + 1) for i in index) + (slice(start, start + span),)])
+            part[:k] += np.array(index, np.int64).reshape(k, 1)
+            part[k] += start
+            parts.append(part)
+    return np.concatenate(parts, axis=1)
+
+
+def _found(x: np.ndarray) -> np.ndarray:
+    """NONZERO_COORDINATES of x: int64 [rank, count], copied out of the worst-case [rank, x.size] (a view
+    would keep all of it alive)."""
     # int64, as ONNX asks, through opendml's 64-bit indices extension (which also takes inputs past
     # 2^32 - 1 elements).
-    coords, count = opendml.nonzero(view, transposed=True, index_dtype="int64")
-    # A scalar is one element at coordinate 0 ([1, count]), as ONNX Runtime and NumPy have it.
-    return np.ascontiguousarray(coords[:, : int(count[0])])
+    coords, count = opendml.nonzero(x, transposed=True, index_dtype="int64")
+    return coords[:, : int(count[0])].copy()
 
 
 def concat(inputs: list, axis: int) -> np.ndarray:
