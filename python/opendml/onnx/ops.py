@@ -124,7 +124,16 @@ def nonzero(x: np.ndarray) -> np.ndarray:
     x = np.asarray(x)
     _check_type("NonZero", x, NONZERO_UNSUPPORTED)
     if x.ndim > _MAX_RANK:
-        raise opendml.UnsupportedError(f"opendml.onnx: NonZero of rank {x.ndim}: NONZERO_COORDINATES takes at most 8 dimensions")
+        # A dimension of one has coordinate 0 throughout: left out of the call, its row is zeros (of
+        # all ones, the last stays, so that what is left is no scalar).
+        kept = [d for d, n in enumerate(x.shape) if n != 1] or [x.ndim - 1]
+        if len(kept) > _MAX_RANK and x.size:
+            raise opendml.UnsupportedError(f"opendml.onnx: NonZero of shape {list(x.shape)}: NONZERO_COORDINATES takes "
+                                           f"at most 8 dimensions, and {len(kept)} of these are past one")
+        found = nonzero(x.reshape([x.shape[d] for d in kept])) if x.size else np.empty((len(kept), 0), np.int64)
+        coords = np.zeros((x.ndim, found.shape[1]), np.int64)
+        coords[kept] = found
+        return coords
     # DirectML's strides are unsigned and 32-bit (in elements): a reversed view, or one whose steps
     # reach past 2^32 - 1 elements, is copied, as an unaligned one is.
     if x.size and any(n > _MAX_SIZE for n in x.shape):
