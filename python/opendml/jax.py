@@ -387,17 +387,37 @@ def nonzero(x, *, index_dtype=None, fill_value=None):
     op = "opendml.jax.nonzero"
     x = jnp.asarray(x)
     index = _index_dtype(op, index_dtype)
-    fill = _fill_values(op, fill_value, x.ndim, index) if fill_value is not None else None
-    return _nonzero(op, x, index, fill)
+    row = _traced_fill(op, fill_value, x.ndim, index)
+    fill = _fill_values(op, fill_value, x.ndim, index) if fill_value is not None and row is None else None
+    coords, count = _nonzero(op, x, index, fill)
+    return (coords, count) if row is None else (_filled(coords, count, row), count)
+
+
+def _traced_fill(op: str, fill_value, columns: int, index: str):
+    """A fill_value that holds a tracer (a scalar, or a sequence of one a column, as jnp.argwhere
+    takes them) as one row of `columns` values of `index`, or None where fill_value is concrete and
+    goes to the kernel. A traced value cannot be compiled into the call: its rows are written by one
+    more pass (_filled), and its values are cast to `index` unchecked, as jnp.where casts them."""
+    items = fill_value if isinstance(fill_value, (list, tuple)) else (fill_value,)
+    if not any(isinstance(v, jax.core.Tracer) for v in items):
+        return None
+    row = jnp.asarray(fill_value)
+    if row.dtype.kind not in "iub" or row.ndim > 1 or row.size not in (1, columns):
+        raise opendml.Error(f"{op}: fill_value is a traced {row.dtype} of shape {row.shape}; it must be an integer, "
+                            f"or a sequence of {columns} integers (one a column)")
+    return jnp.broadcast_to(row.astype(index), (columns,))
+
+
+def _filled(coords, count, row):
+    """coords with its rows past the count set to row."""
+    live = jnp.arange(coords.shape[0], dtype=count.dtype)[:, None] < count
+    return jnp.where(live, coords, row)
 
 
 def _fill_values(op: str, fill_value, columns: int, index: str) -> list:
     """fill_value as one integer a column, each one the index type holds (an unsigned type also takes
     negative values down to its signed type's, as their bits: -1 is 0xFFFFFFFF in uint32). It is
-    compiled into the call, so it must be known while tracing."""
-    if isinstance(fill_value, jax.core.Tracer):
-        raise opendml.Error(f"{op}: fill_value is traced; it is compiled into the call, so it must be a concrete "
-                            "value (a Python or NumPy integer, or a sequence of them)")
+    compiled into the call (a traced one is _traced_fill's)."""
     # A sequence's items as they are (NumPy would make [2**64 - 1, -1] floats); integers past 64 bits
     # also make an array of objects: still integers, which the range check names.
     row = np.asarray(fill_value, dtype=object if isinstance(fill_value, (list, tuple)) else None)
@@ -456,17 +476,22 @@ def argwhere(x, *, size=None, fill_value=None):
             raise opendml.Error(f"{op}: size is {size}; {np.dtype(dtype).name} coordinates count at most "
                                 f"{np.iinfo(dtype).max} rows" + ("" if jax.config.jax_enable_x64 else
                                 " (jax.config.update('jax_enable_x64', True) gives int64 ones)"))
-    fill = _fill_values(op, 0 if fill_value is None else fill_value, x.ndim, np.dtype(dtype).name)
+    index = np.dtype(dtype).name
+    row = _traced_fill(op, fill_value, x.ndim, index)
+    fill = _fill_values(op, 0 if fill_value is None else fill_value, x.ndim, index) if row is None else None
     # The kernel writes the rows past the count, and the results are of argwhere's type already: no
-    # other operation touches the coordinates.
-    coords, count = _nonzero(op, x, np.dtype(dtype).name, fill)
+    # other operation touches the coordinates (unless fill_value is traced).
+    coords, count = _nonzero(op, x, index, fill)
+    if row is not None:
+        coords = _filled(coords, count, row)
     if size is None:
         if isinstance(count, jax.core.Tracer):
             raise opendml.Error(f"{op}: size is needed under jax.jit and jax.vmap (the count is not known when tracing)")
         size = int(count[0])
     rows = coords[:size]
     if size > rows.shape[0]:  # more rows than x has elements: the rest are fill
-        rows = jnp.concatenate([rows, jnp.broadcast_to(jnp.asarray(fill, dtype), (size - rows.shape[0], x.ndim))])
+        row = jnp.asarray(fill, dtype) if row is None else row
+        rows = jnp.concatenate([rows, jnp.broadcast_to(row, (size - rows.shape[0], x.ndim))])
     return rows
 
 

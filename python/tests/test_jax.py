@@ -89,6 +89,26 @@ def test_nonzero_fill_value_and_argwhere_has_no_extra_pass(put):
     assert not any(op in hlo for op in ("select(", "broadcast(", "output_to_operand_aliasing", "fusion", "copy(")), hlo
 
 
+def test_a_traced_fill_value_is_jnp_argwheres(put):
+    """fill_value may be traced, as jnp.argwhere's may: a scalar or one a column, under jit and
+    vmap, rows past x.size included; the rows past the count are then written by one more pass."""
+    rng = np.random.default_rng(6)
+    x = put(sample(rng, (5, 4), np.float32, 0.4))
+    for fill in (7, (3, -2)):
+        for size in (6, x.size + 3):
+            ours = jax.jit(lambda x, f, size=size: oj.argwhere(x, size=size, fill_value=f))(x, fill)
+            assert same_bits(ours, jnp.argwhere(x, size=size, fill_value=fill))
+    fills = put(np.array([9, -1, 4], np.int32))
+    ours = jax.vmap(lambda r, f: oj.argwhere(r, size=5, fill_value=f), in_axes=(1, 0))(x[:, :3], fills)
+    theirs = jax.vmap(lambda r, f: jnp.argwhere(r, size=5, fill_value=f), in_axes=(1, 0))(x[:, :3], fills)
+    assert same_bits(ours, theirs)
+    # nonzero's rows past the count, in its uint32 coordinates: -1 as its bits.
+    coords, count = jax.jit(lambda x, f: oj.nonzero(x, fill_value=f))(x, -1)
+    n = int(count[0])
+    assert same_bits(coords[:n].astype(np.int32), jnp.argwhere(x))
+    assert same_bits(coords[n:], np.full((x.size - n, 2), 0xFFFFFFFF, np.uint32))
+
+
 def test_nonzero_of_scalars_and_empty_arrays(put):
     for x in (np.float32(0), np.int32(3), np.zeros((0, 4), np.float32), np.ones((3, 0, 2), np.uint8)):
         x = put(x)
@@ -471,8 +491,10 @@ def test_bad_arguments_are_errors_while_tracing():
         oj.nonzero(x, fill_value=2**33)
     with pytest.raises(opendml.Error, match="does not fit in int32"):
         oj.argwhere(x, size=4, fill_value=2**31)
-    with pytest.raises(opendml.Error, match="fill_value is traced"):
-        jax.jit(lambda x, f: oj.argwhere(x, size=5, fill_value=f))(x, 7)
+    with pytest.raises(opendml.Error, match="fill_value is a traced float32 of shape"):
+        jax.jit(lambda x, f: oj.argwhere(x, size=5, fill_value=f))(x, 1.5)
+    with pytest.raises(opendml.Error, match=r"fill_value is a traced int32 of shape \(3,\)"):
+        jax.jit(lambda x, f: oj.argwhere(x, size=5, fill_value=f))(x, (1, 2, 3))
     with pytest.raises(opendml.Error, match="jax.vmap"):
         jax.vmap(oj.argwhere)(x)
     for axis in (1.0, "1"):
