@@ -20,9 +20,8 @@ constexpr SupportRow kCoordinatesSupport[] = {{DML_FEATURE_LEVEL_4_0, 2, 8, kUin
 
 constexpr std::string_view kOp = "NONZERO_COORDINATES";
 
-constexpr bool is_64bit_index(DML_TENSOR_DATA_TYPE t) {
-  return t == DML_TENSOR_DATA_TYPE_INT64 || t == DML_TENSOR_DATA_TYPE_UINT64;
-}
+// The count and coordinates types ODML_EXTENSION_64BIT_INDICES adds (docs/contract.md section 7).
+constexpr DataTypeSet kIndex64Types = {DML_TENSOR_DATA_TYPE_INT64, DML_TENSOR_DATA_TYPE_UINT64};
 
 // The DimensionCount without leading dimensions of size 1: {1,2,3,4} -> 3, {1,1,1,1} -> 0.
 uint32_t effective_rank(const Tensor& t) {
@@ -103,6 +102,7 @@ Result<OperatorDef> validate_nonzero_coordinates(const DML_NONZERO_COORDINATES_O
       {"OutputCountTensor", desc.OutputCountTensor, Role::kOutput, kCountSupport},
       {"OutputCoordinatesTensor", desc.OutputCoordinatesTensor, Role::kOutput, kCoordinatesSupport}};
   const bool wide = options.has(ODML_EXTENSION_64BIT_INDICES);
+  const ExtensionTypes indices64{kIndex64Types, wide, "ODML_EXTENSION_64BIT_INDICES allows INT64 and UINT64"};
   Tensor tensors[3];
   OverlapBudget budget;
   for (int i = 0; i < 3; ++i) {
@@ -112,14 +112,7 @@ Result<OperatorDef> validate_nonzero_coordinates(const DML_NONZERO_COORDINATES_O
     // With 64-bit indices the count and coordinates may also be INT64 or UINT64 (contract
     // section 7); their dimension counts follow DirectML's table all the same. Without the
     // extension the refusal names it, as rule 7's does.
-    Tensor checked = *t;
-    const bool index64 = i > 0 && is_64bit_index(checked.data_type);
-    if (index64) checked.data_type = DML_TENSOR_DATA_TYPE_UINT32;
-    ODML_RETURN_IF_ERROR(check_support(fields[i].support, level, checked, kOp, where));
-    if (index64 && !wide)
-      return invalid_argument(where, ".DataType is ", data_type_name(t->data_type), "; at feature level ",
-                              feature_level_name(level), " ", kOp, " allows UINT32 here (no feature level allows ",
-                              data_type_name(t->data_type), "; ODML_EXTENSION_64BIT_INDICES allows INT64 and UINT64)");
+    ODML_RETURN_IF_ERROR(check_support(fields[i].support, level, *t, kOp, where, i > 0 ? indices64 : ExtensionTypes{}));
     tensors[i] = *t;
   }
   const Tensor& input = tensors[0];
@@ -158,7 +151,7 @@ Result<OperatorDef> validate_nonzero_coordinates(const DML_NONZERO_COORDINATES_O
                             wide ? std::string(" before N multiply to ") : cat("[", r - 2, "] (M) is "), m,
                             " but InputTensor has ", input.element_count(),
                             " elements; M must equal the input's element count");
-  if (input.element_count() > kMaxElements && !is_64bit_index(count.data_type))
+  if (input.element_count() > kMaxElements && !kIndex64Types.contains(count.data_type))
     return invalid_argument(op, "InputTensor has ", input.element_count(),
                             " elements, more than 2^32 - 1, so OutputCountTensor must be INT64 or UINT64");
   const uint32_t min_n = std::max(1u, effective_rank(input));

@@ -32,10 +32,18 @@ inline constexpr DataTypeSet kElevenTypes = {
     DML_TENSOR_DATA_TYPE_INT8,    DML_TENSOR_DATA_TYPE_UINT64,  DML_TENSOR_DATA_TYPE_UINT32,
     DML_TENSOR_DATA_TYPE_UINT16,  DML_TENSOR_DATA_TYPE_UINT8};
 
-// Checks t's DimensionCount and DataType against the row of `rows` that covers `level`.
-// Pre: some row covers level. `where` is "JOIN: OutputTensor".
+// Types an extension adds to every row of a table (docs/contract.md section 7): allowed where the
+// extension is on; where it is off, the refusal of one of them adds `allows`, which names it.
+struct ExtensionTypes {
+  DataTypeSet types{};
+  bool on = false;
+  std::string_view allows;  // "ODML_EXTENSION_64BIT_INDICES allows INT64 and UINT64"
+};
+
+// Checks t's DimensionCount and DataType against the row of `rows` that covers `level`, and the
+// types `extension` adds. Pre: some row covers level. `where` is "JOIN: OutputTensor".
 Status check_support(std::span<const SupportRow> rows, DML_FEATURE_LEVEL level, const Tensor& t, std::string_view op,
-                     std::string_view where);
+                     std::string_view where, const ExtensionTypes& extension = {});
 
 // The row that covers level, or null when the operator does not exist at level.
 const SupportRow* support_row(std::span<const SupportRow> rows, DML_FEATURE_LEVEL level);
