@@ -218,8 +218,8 @@ def _arguments(op: str, xs, dim, group, validate: bool, args) -> _Args:
 def _integer(op: str, name: str, value) -> None:
     """A TypeError for an axis or dimension that is no integer, as opendml.torch and torch.cat raise
     it (docs/distributed.md): a float (which the shape rules refused as an opendml.Error), a Python
-    bool, or a 0-d bool tensor (whose __index__ made it axis 1; NumPy's bools refuse theirs), which
-    opendml.torch._integers refuses too, named here as such."""
+    bool, or a 0-d bool tensor (whose __index__ made it axis 1; NumPy's bools refuse theirs).
+    opendml.torch._integers refuses them all; only the bool tensor's message is worded here."""
     if isinstance(value, torch.Tensor) and value.dtype == torch.bool:
         raise TypeError(f"{op}: {name} must be an integer, not a bool tensor")
     odt._integers(op, **{name: value})
