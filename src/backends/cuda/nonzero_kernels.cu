@@ -151,6 +151,7 @@ struct NonzeroParams {
   // row and each group's end row, kRowPending until then.
   uint32_t* claims;
   uint64_t* pool_rows;
+  uint64_t* statuses;  // cuda.lookback's: a word a tile (lookback_kernel)
   uint64_t elements;
   uint32_t tiles;
   uint32_t tiles_per_block;
@@ -819,36 +820,144 @@ __global__ void __launch_bounds__(kThreads) nonzero_kernel(const NonzeroParams p
   }
 }
 
+// cuda.lookback: NONZERO in a single pass, one tile a block in blockIdx order, so that a tile's rows
+// are written while later tiles are still being read (bench/NOTES.md, "A single pass with decoupled
+// look-back, again"). A block flags its tile as phase 1 does, publishes the tile's count in its status
+// word, ranks and stages the tile's non-zeros as phase 2 does, then warp 0 sums the counts of the
+// tiles before it, 32 status words at a time, back to the closest one that has published its first
+// row (decoupled look-back), and publishes its own; then the block writes its rows and its fill rows.
+// A block waits only on blocks with smaller indices, which the GPU has started before it, so every
+// wait ends. The statuses (p.statuses, a word a tile) are zeroed ahead of each launch.
+constexpr uint64_t kStatusCount = uint64_t{1} << 62, kStatusRow = uint64_t{2} << 62;  // a status's flag
+constexpr uint64_t kStatusValue = kStatusCount - 1;
+// Blocks an SM at least, for the registers: a block holds its tile's loads in flight only until
+// they land, so the SMs need many blocks to keep the memory busy.
+constexpr uint32_t kLookbackBlocks = 6;
+
+__device__ __forceinline__ void publish_status(uint64_t* status, uint64_t flag, uint64_t value) {
+  publish(status, flag | value);
+}
+
+// Warp 0 of tile `tile` > 0: the rows of the tiles before it.
+__device__ __forceinline__ uint64_t look_back(const NonzeroParams& p, uint32_t tile) {
+  const uint32_t lane = threadIdx.x & 31;
+  uint64_t rows = 0;
+  for (int64_t closest = int64_t{tile} - 1;; closest -= 32) {
+    const int64_t i = closest - lane;
+    for (;;) {
+      // Before tile 0: a first row of 0.
+      const uint64_t status = i >= 0 ? read_published(p.statuses + i) : kStatusRow;
+      const uint32_t published_rows = __ballot_sync(0xFFFFFFFFu, (status & ~kStatusValue) == kStatusRow);
+      const uint32_t pending = __ballot_sync(0xFFFFFFFFu, (status & ~kStatusValue) == 0);
+      // The lanes up to the closest tile that has published its first row, or all 32.
+      const uint32_t needed = published_rows ? ((published_rows & (0u - published_rows)) << 1) - 1 : 0xFFFFFFFFu;
+      if ((pending & needed) != 0) continue;
+      uint64_t value = needed >> lane & 1 ? status & kStatusValue : 0;
+#pragma unroll
+      for (uint32_t d = 16; d > 0; d /= 2) value += __shfl_xor_sync(0xFFFFFFFFu, value, d);
+      rows += value;
+      if (published_rows) return rows;
+      break;
+    }
+  }
+}
+
+template <class T, bool kContiguous, class Index, class C>
+__global__ void __launch_bounds__(kThreads, kLookbackBlocks) lookback_kernel(const NonzeroParams p) {
+  constexpr uint32_t kTileWords = tile_words(sizeof(T));
+  constexpr uint64_t kTileItems = kTileBytes / sizeof(T);
+  __shared__ uint32_t words[kTileWords];
+  __shared__ uint32_t warp_counts[kWarps];
+  __shared__ Staging<kTileWords> staging;
+  __shared__ uint64_t first_row;
+  const uint32_t tile = blockIdx.x;
+
+  uint32_t flags[kVectors];
+  if (kContiguous && (uint64_t{tile} + 1) * kTileItems <= p.elements) {
+    uint4 raw[kVectors];
+    load_vectors(p, tile, raw);
+    vector_flags<T>(p, raw, flags);
+  } else {
+    load_flags<T, kContiguous, Index>(p, tile, flags);
+  }
+  store_flags<T>(words, warp_counts, flags);
+  __syncthreads();
+  uint32_t total = 0;
+#pragma unroll
+  for (uint32_t w = 0; w < kWarps; ++w) total += warp_counts[w];
+  if (threadIdx.x == 0) publish_status(p.statuses + tile, tile == 0 ? kStatusRow : kStatusCount, total);
+  GroupWords<kTileWords> mask;
+  mask.load(words, kTileWords);
+  stage_group(staging, mask);
+  if (threadIdx.x < 32) {
+    const uint64_t row = tile == 0 ? 0 : look_back(p, tile);
+    if (threadIdx.x == 0) {
+      if (tile > 0) publish_status(p.statuses + tile, kStatusRow, row + total);
+      first_row = row;
+      if (tile == gridDim.x - 1) {
+        if (p.count_bytes == 8) {
+          *static_cast<uint64_t*>(p.count) = row + total;
+        } else {
+          *static_cast<uint32_t*>(p.count) = static_cast<uint32_t>(row + total);
+        }
+      }
+    }
+  }
+  __syncthreads();
+  const Index row = static_cast<Index>(first_row);
+  if (p.fill_rows) fill_rows<T, C>(p, tile, tile + 1, row, total);
+  if (total == 0) return;
+  const Index begin = Index{tile} * kTileItems;
+  with_columns(p, [&]<uint32_t N>() { write_rows<N, kTileWords, Index, C>(p, staging, begin, row, total); });
+}
+
 using KernelFunction = void (*)(NonzeroParams);
 
-// The kernel for an element size, a layout, the index and coordinate widths, and a pool (one-byte
-// elements have none).
-template <class Index, class C, bool kPool>
+// The kernels of each implementation, by element type, layout, and index and coordinate widths:
+// cuda.nonzero's with or without a pool (one-byte elements have none), and cuda.lookback's.
+template <bool kPool>
+struct TwoPass {
+  template <class T, bool kContiguous, class Index, class C>
+  static KernelFunction get() {
+    constexpr bool kPooled = kPool && pools(sizeof(T));
+    return nonzero_kernel<T, kContiguous, Index, C, kPooled>;
+  }
+};
+struct SinglePass {
+  template <class T, bool kContiguous, class Index, class C>
+  static KernelFunction get() {
+    return lookback_kernel<T, kContiguous, Index, C>;
+  }
+};
+
+template <class Family, class Index, class C>
 KernelFunction kernel_for(uint32_t element_bytes, bool contiguous) {
   switch (element_bytes * 2 + contiguous) {
-    case 2: return nonzero_kernel<uint8_t, false, Index, C, false>;
-    case 3: return nonzero_kernel<uint8_t, true, Index, C, false>;
-    case 4: return nonzero_kernel<uint16_t, false, Index, C, kPool>;
-    case 5: return nonzero_kernel<uint16_t, true, Index, C, kPool>;
-    case 8: return nonzero_kernel<uint32_t, false, Index, C, kPool>;
-    default: return nonzero_kernel<uint32_t, true, Index, C, kPool>;
+    case 2: return Family::template get<uint8_t, false, Index, C>();
+    case 3: return Family::template get<uint8_t, true, Index, C>();
+    case 4: return Family::template get<uint16_t, false, Index, C>();
+    case 5: return Family::template get<uint16_t, true, Index, C>();
+    case 8: return Family::template get<uint32_t, false, Index, C>();
+    default: return Family::template get<uint32_t, true, Index, C>();
   }
 }
 
-template <class Index, class C>
-KernelFunction kernel_for(uint32_t element_bytes, bool contiguous, bool pool) {
-  return pool ? kernel_for<Index, C, true>(element_bytes, contiguous)
-              : kernel_for<Index, C, false>(element_bytes, contiguous);
+// The input is read as 16-byte vectors (load_vectors).
+bool contiguous(const NonzeroPlan& plan) {
+  return plan.read_rank == 1 && plan.read_strides[0] == 1 && plan.input_alignment >= 16;
 }
 
-KernelFunction kernel_for(const NonzeroPlan& plan, bool contiguous, bool wide, bool pool) {
+bool wide_indices(const NonzeroPlan& plan);
+
+template <class Family>
+KernelFunction kernel_for(const NonzeroPlan& plan) {
   const bool wide_coordinates = plan.coordinate_bytes == 8;
-  if (wide) {
-    return wide_coordinates ? kernel_for<uint64_t, uint64_t>(plan.element_bytes, contiguous, pool)
-                            : kernel_for<uint64_t, uint32_t>(plan.element_bytes, contiguous, pool);
+  if (wide_indices(plan)) {
+    return wide_coordinates ? kernel_for<Family, uint64_t, uint64_t>(plan.element_bytes, contiguous(plan))
+                            : kernel_for<Family, uint64_t, uint32_t>(plan.element_bytes, contiguous(plan));
   }
-  return wide_coordinates ? kernel_for<uint32_t, uint64_t>(plan.element_bytes, contiguous, pool)
-                          : kernel_for<uint32_t, uint32_t>(plan.element_bytes, contiguous, pool);
+  return wide_coordinates ? kernel_for<Family, uint32_t, uint64_t>(plan.element_bytes, contiguous(plan))
+                          : kernel_for<Family, uint32_t, uint32_t>(plan.element_bytes, contiguous(plan));
 }
 
 // Logical indices, element offsets or row numbers may pass 2^32 - 1.
@@ -907,16 +1016,13 @@ Result<uint32_t> kept_tiles(KernelFunction kernel, int per_sm, uint32_t tiles, u
   }
 }
 
-class CudaNonzeroKernel final : public Kernel {
+// What both implementations' kernels take from the plan, and from each execute's bindings.
+class NonzeroLaunch {
  public:
-  CudaNonzeroKernel(const NonzeroPlan& plan, const CudaDevice& device) : ordinal_(device.ordinal()) {
-    const bool contiguous = plan.read_rank == 1 && plan.read_strides[0] == 1 && plan.input_alignment >= 16;
-    kernel_ = kernel_for(plan, contiguous, wide_indices(plan), false);
-    pooled_kernel_ = kernel_for(plan, contiguous, wide_indices(plan), true);
-    const uint64_t tile_items = kTileBytes / plan.element_bytes;
+  explicit NonzeroLaunch(const NonzeroPlan& plan) {
     NonzeroParams& p = params_;
     p.elements = plan.element_count;
-    p.tiles = static_cast<uint32_t>(ceil_div(plan.element_count, tile_items));
+    p.tiles = static_cast<uint32_t>(ceil_div(plan.element_count, uint64_t{kTileBytes / plan.element_bytes}));
     p.value_mask = plan.value_mask;
     p.count_bytes = plan.count_bytes;
     p.read_rank = plan.read_rank;
@@ -934,13 +1040,38 @@ class CudaNonzeroKernel final : public Kernel {
     p.row_stride = plan.row_stride;
     p.column_stride = plan.column_stride;
     for (uint32_t j = 0; j < plan.columns; ++j) p.column_offsets[j] = plan.column_offsets[j];
-    // Vector rows (store_row, write_rows) also need the bound coordinates' alignment: execute.
+    // Vector rows (store_row, write_rows) also need the bound coordinates' alignment: bound().
     const uint32_t row_bytes = plan.columns * plan.coordinate_bytes;
     p.dense_rows = plan.dense_rows();
     if (p.dense_rows && (row_bytes == 8 || row_bytes % 16 == 0)) vector_alignment_ = std::min(row_bytes, 16u);
     p.fill_rows = plan.fill_rows;
     for (uint32_t j = 0; j < plan.columns; ++j) p.fill_values[j] = plan.fill_values[j];
   }
+
+  // The parameters with an execute's input and outputs.
+  NonzeroParams bound(const ExecuteArgs& args) const {
+    NonzeroParams p = params_;
+    p.input = args.inputs[0];
+    p.count = args.outputs[0];
+    p.coordinates = args.outputs[1];
+    p.vector_rows = vector_alignment_ != 0 && reinterpret_cast<uintptr_t>(p.coordinates) % vector_alignment_ == 0;
+    return p;
+  }
+
+ protected:
+  NonzeroParams params_{};
+
+ private:
+  uint32_t vector_alignment_ = 0;  // where rows are dense and 8 bytes or a multiple of 16: min(row bytes, 16)
+};
+
+class CudaNonzeroKernel final : public Kernel, NonzeroLaunch {
+ public:
+  CudaNonzeroKernel(const NonzeroPlan& plan, const CudaDevice& device)
+      : NonzeroLaunch(plan),
+        ordinal_(device.ordinal()),
+        kernel_(kernel_for<TwoPass<false>>(plan)),
+        pooled_kernel_(kernel_for<TwoPass<true>>(plan)) {}
 
   // The grid and the shared memory, from what the device reports; fails where a query does.
   Status size_grid(const NonzeroPlan& plan, const CudaDevice& device) {
@@ -1038,11 +1169,7 @@ class CudaNonzeroKernel final : public Kernel {
   Status execute(const ExecuteArgs& args) const override {
     DeviceGuard guard(ordinal_);
     ODML_RETURN_IF_ERROR(guard.status());
-    NonzeroParams p = params_;
-    p.input = args.inputs[0];
-    p.count = args.outputs[0];
-    p.coordinates = args.outputs[1];
-    p.vector_rows = vector_alignment_ != 0 && reinterpret_cast<uintptr_t>(p.coordinates) % vector_alignment_ == 0;
+    NonzeroParams p = bound(args);
     std::byte* region = args.temporary;
     p.block_totals = reinterpret_cast<uint32_t*>(region);
     region += totals_bytes_;
@@ -1080,10 +1207,8 @@ class CudaNonzeroKernel final : public Kernel {
   }
 
   int ordinal_;
-  uint32_t vector_alignment_ = 0;    // where rows are dense and 8 bytes or a multiple of 16: min(row bytes, 16)
-  KernelFunction kernel_ = nullptr;  // the one size_grid chose: pooled_kernel_ where there is a pool
-  KernelFunction pooled_kernel_ = nullptr;
-  NonzeroParams params_{};
+  KernelFunction kernel_;  // the one size_grid chose: pooled_kernel_ where there is a pool
+  KernelFunction pooled_kernel_;
   uint32_t blocks_ = 0;
   bool one_cluster_ = false;  // launched as one thread block cluster (kClusterBlocks)
   uint32_t kept_bytes_ = 0;   // dynamic shared memory a block: Kept
@@ -1093,9 +1218,41 @@ class CudaNonzeroKernel final : public Kernel {
   uint64_t flag_bytes_ = 0;
 };
 
-}  // namespace
+// cuda.lookback: a block a tile, the statuses zeroed ahead of the kernel (lookback_kernel).
+class CudaLookbackKernel final : public Kernel, NonzeroLaunch {
+ public:
+  CudaLookbackKernel(const NonzeroPlan& plan, const CudaDevice& device)
+      : NonzeroLaunch(plan), ordinal_(device.ordinal()), kernel_(kernel_for<SinglePass>(plan)) {
+    if (verbose())
+      log_verbose(cat("cuda.lookback tuning: ", kThreads, " threads, ", kTileBytes,
+                      "-byte tiles, a block a tile: ", params_.tiles, " blocks"));
+  }
 
-std::string cuda_nonzero_declines(const NonzeroPlan& plan, const CudaDevice& device) {
+  uint64_t temporary_bytes() const override { return uint64_t{params_.tiles} * 8; }
+
+  Status execute(const ExecuteArgs& args) const override {
+    DeviceGuard guard(ordinal_);
+    ODML_RETURN_IF_ERROR(guard.status());
+    NonzeroParams p = bound(args);
+    p.statuses = reinterpret_cast<uint64_t*>(args.temporary);
+    const auto stream = static_cast<cudaStream_t>(args.stream);
+    if (p.tiles > 1)  // tile 0 reads no status
+      ODML_RETURN_IF_ERROR(cuda_status(cudaMemsetAsync(p.statuses, 0, temporary_bytes(), stream),
+                                       "cuda.lookback: zeroing the statuses"));
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(p.tiles);
+    config.blockDim = dim3(kThreads);
+    config.stream = stream;
+    return check_launch(cudaLaunchKernelEx(&config, kernel_, p), "cuda.lookback", stream);
+  }
+
+ private:
+  int ordinal_;
+  KernelFunction kernel_;
+};
+
+// Why neither implementation can take the plan's tiles, or "".
+std::string tiles_decline(const NonzeroPlan& plan) {
   if (plan.element_bytes > 4) return cat(plan.element_bytes, "-byte elements");
   // Tiles are numbered in 32 bits, with room for a block's end past the last tile: from 2^31 tiles
   // (2^45 one-byte elements, 2^43 four-byte ones, which only zero strides make fit a buffer) the
@@ -1103,6 +1260,13 @@ std::string cuda_nonzero_declines(const NonzeroPlan& plan, const CudaDevice& dev
   const uint64_t tile_items = kTileBytes / plan.element_bytes;
   if (ceil_div(plan.element_count, tile_items) > INT32_MAX)
     return cat(plan.element_count, " elements, more than 2^31 - 1 tiles of ", tile_items, " hold");
+  return "";
+}
+
+}  // namespace
+
+std::string cuda_nonzero_declines(const NonzeroPlan& plan, const CudaDevice& device) {
+  if (std::string why = tiles_decline(plan); !why.empty()) return why;
   // The grid barrier needs every block resident: a cooperative launch (or one cluster, on the same
   // GPUs).
   int cooperative = 0;
@@ -1118,6 +1282,12 @@ Result<std::unique_ptr<Kernel>> make_cuda_nonzero_kernel(const NonzeroPlan& plan
   auto kernel = std::make_unique<CudaNonzeroKernel>(plan, device);
   ODML_RETURN_IF_ERROR(kernel->size_grid(plan, device));
   return kernel;
+}
+
+std::string cuda_lookback_declines(const NonzeroPlan& plan, const CudaDevice&) { return tiles_decline(plan); }
+
+Result<std::unique_ptr<Kernel>> make_cuda_lookback_kernel(const NonzeroPlan& plan, const CudaDevice& device) {
+  return std::unique_ptr<Kernel>(std::make_unique<CudaLookbackKernel>(plan, device));
 }
 
 }  // namespace opendml::internal
