@@ -20,19 +20,11 @@
 #include <vector>
 
 #include "bench_util.h"
+#include "cuda_check.h"
 
 namespace {
 
 using opendml::TensorDesc;
-
-#define CUDA_CHECK(expr)                                                                          \
-  do {                                                                                            \
-    cudaError_t e_ = (expr);                                                                      \
-    if (e_ != cudaSuccess) {                                                                      \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #expr, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                               \
-    }                                                                                             \
-  } while (0)
 
 constexpr uint64_t kRotationBytes = uint64_t{256} << 20;  // inputs rotate over at least this much
 

@@ -28,16 +28,12 @@
 #include <string>
 #include <vector>
 
+#include "backends/cuda/word_flags.h"
+#include "cuda_check.h"
+
 namespace {
 
-#define CUDA_CHECK(expr)                                                                          \
-  do {                                                                                            \
-    cudaError_t e_ = (expr);                                                                      \
-    if (e_ != cudaSuccess) {                                                                      \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #expr, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                               \
-    }                                                                                             \
-  } while (0)
+using opendml::internal::word_flags;
 
 constexpr uint32_t kThreads = 256, kWarps = kThreads / 32;
 constexpr uint64_t kInvalid = 0, kAggregate = 1, kPrefix = 2;  // a status word's flag
@@ -69,22 +65,6 @@ __device__ __forceinline__ uint64_t load_status(const uint64_t* word) {
 __device__ __forceinline__ void store_status(uint64_t* word, uint32_t epoch, uint64_t flag, uint32_t value) {
   cuda::atomic_ref<uint64_t, cuda::thread_scope_device>(*word).store(uint64_t{epoch} << 32 | flag << kValueBits | value,
                                                                      cuda::memory_order_relaxed);
-}
-
-// Bit e: element e of the 4 / sizeof(T) elements packed in `word` is non-zero.
-template <class T>
-__device__ __forceinline__ uint32_t word_flags(uint32_t word, uint32_t mask) {
-  if constexpr (sizeof(T) == 4) {
-    return (word & mask) != 0;
-  } else if constexpr (sizeof(T) == 2) {
-    const uint32_t y = word & (mask | mask << 16);
-    const uint32_t high = ((y & 0x7FFF7FFFu) + 0x7FFF7FFFu | y) & 0x80008000u;
-    return (high >> 15 & 1u) | (high >> 30 & 2u);
-  } else {
-    const uint32_t y = word & (mask * 0x01010101u);
-    const uint32_t high = ((y & 0x7F7F7F7Fu) + 0x7F7F7F7Fu | y) & 0x80808080u;
-    return ((high >> 7) * 0x00204081u) >> 21 & 0xFu;
-  }
 }
 
 // Warp 0: the rows of every tile before `tile`.

@@ -39,6 +39,7 @@
 #include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/cuda_status.h"
 #include "backends/cuda/fast_divmod.h"
+#include "backends/cuda/word_flags.h"
 #include "core/arithmetic.h"
 
 namespace opendml::internal {
@@ -205,24 +206,6 @@ __device__ __forceinline__ Index element_offset(const NonzeroParams& p, Index in
       index = q;
     }
     return offset + index * p.wide_read_strides[0];
-  }
-}
-
-// Bit e: element e of the 4 / sizeof(T) elements packed in `word` is non-zero. SIMD within the
-// word: adding 0x7F.. to each lane's low bits carries into its high bit exactly when they are not
-// all zero; a multiply gathers the lanes' high bits.
-template <class T>
-__device__ __forceinline__ uint32_t word_flags(uint32_t word, uint32_t mask) {
-  if constexpr (sizeof(T) == 4) {
-    return (word & mask) != 0;
-  } else if constexpr (sizeof(T) == 2) {
-    const uint32_t y = word & (mask | mask << 16);
-    const uint32_t high = ((y & 0x7FFF7FFFu) + 0x7FFF7FFFu | y) & 0x80008000u;
-    return (high >> 15 & 1u) | (high >> 30 & 2u);
-  } else {
-    const uint32_t y = word & (mask * 0x01010101u);
-    const uint32_t high = ((y & 0x7F7F7F7Fu) + 0x7F7F7F7Fu | y) & 0x80808080u;
-    return ((high >> 7) * 0x00204081u) >> 21 & 0xFu;
   }
 }
 
