@@ -203,6 +203,15 @@ std::vector<Case> capture_cases() {
                    true,
                    2,
                    "cuda.nonzero"});
+  cases.push_back({"NONZERO of one tile",
+                   std::make_shared<opendml::NonzeroCoordinatesDesc>(
+                       TensorDesc(u8, {64, 64}), TensorDesc(DML_TENSOR_DATA_TYPE_UINT32, {1}),
+                       TensorDesc(DML_TENSOR_DATA_TYPE_UINT32, {4096, 2})),
+                   {4096},
+                   {4, 4096 * 8},
+                   true,
+                   2,
+                   "cuda.lookback"});
   return cases;
 }
 

@@ -1001,13 +1001,17 @@ Result<uint32_t> kept_tiles(KernelFunction kernel, int per_sm, uint32_t tiles, u
   }
 }
 
+uint64_t tile_count(const NonzeroPlan& plan) {
+  return ceil_div(plan.element_count, uint64_t{kTileBytes / plan.element_bytes});
+}
+
 // What both implementations' kernels take from the plan, and from each execute's bindings.
 class NonzeroLaunch {
  public:
   explicit NonzeroLaunch(const NonzeroPlan& plan) {
     NonzeroParams& p = params_;
     p.elements = plan.element_count;
-    p.tiles = static_cast<uint32_t>(ceil_div(plan.element_count, uint64_t{kTileBytes / plan.element_bytes}));
+    p.tiles = static_cast<uint32_t>(tile_count(plan));
     p.value_mask = plan.value_mask;
     p.count_bytes = plan.count_bytes;
     p.read_rank = plan.read_rank;
@@ -1242,9 +1246,8 @@ std::string tiles_decline(const NonzeroPlan& plan) {
   // Tiles are numbered in 32 bits, with room for a block's end past the last tile: from 2^31 tiles
   // (2^45 one-byte elements, 2^43 four-byte ones, which only zero strides make fit a buffer) the
   // count wrapped to nothing at 2^32 and a block's end wrapped before it.
-  const uint64_t tile_items = kTileBytes / plan.element_bytes;
-  if (ceil_div(plan.element_count, tile_items) > INT32_MAX)
-    return cat(plan.element_count, " elements, more than 2^31 - 1 tiles of ", tile_items, " hold");
+  if (tile_count(plan) > INT32_MAX)
+    return cat(plan.element_count, " elements, more than 2^31 - 1 tiles of ", kTileBytes / plan.element_bytes, " hold");
   return "";
 }
 
@@ -1270,13 +1273,16 @@ Result<std::unique_ptr<Kernel>> make_cuda_nonzero_kernel(const NonzeroPlan& plan
 }
 
 std::string cuda_lookback_declines(const NonzeroPlan& plan, const CudaDevice&) {
-  // Until it is measured faster somewhere (bench/NOTES.md), only where a test or a benchmark forces
-  // it: not even where cuda.nonzero declines, since a GPU without cooperative launches might not
-  // start its blocks in order either.
+  if (std::string why = tiles_decline(plan); !why.empty()) return why;
+  // One tile is one block, with no look-back and no statuses to zero, and no cooperative launch:
+  // faster than cuda.nonzero there. From two tiles on, the two passes are faster (bench/NOTES.md,
+  // "NONZERO in a single pass, measured"), so more tiles take it only where a test or a benchmark
+  // forces it: not even where cuda.nonzero declines, since a GPU without cooperative launches might
+  // not start its blocks in order either.
   const char* forced = forced_implementation();
-  if (forced == nullptr || std::string_view(forced) != "cuda.lookback")
-    return "chosen only by OPENDML_IMPLEMENTATION=cuda.lookback";
-  return tiles_decline(plan);
+  if (tile_count(plan) > 1 && (forced == nullptr || std::string_view(forced) != "cuda.lookback"))
+    return cat(tile_count(plan), " tiles; more than one only with OPENDML_IMPLEMENTATION=cuda.lookback");
+  return "";
 }
 
 Result<std::unique_ptr<Kernel>> make_cuda_lookback_kernel(const NonzeroPlan& plan, const CudaDevice& device) {
