@@ -27,7 +27,10 @@
 // The input is read once; phase 2 reads the mask (1 bit per element) from shared memory or, past
 // the kept tiles, usually from L2. Earlier versions (bench/NOTES.md): a single-pass scan with
 // decoupled look-back, where every tile waited on its predecessors' publications (0.40 of a copy at
-// density 0), and three kernels (flags, scan, coordinates), which paid three launches.
+// density 0), and three kernels (flags, scan, coordinates), which paid three launches. A single
+// pass built from this file's own parts (cuda.lookback, lookback_kernel below) reaches 0.66-0.72 of
+// the copy from 2^24 elements, so it runs only inputs of one tile: one plain block, where this
+// kernel would be one block of a cooperative launch.
 #include <cooperative_groups.h>
 
 #include <algorithm>
@@ -804,15 +807,17 @@ __global__ void __launch_bounds__(kThreads) nonzero_kernel(const NonzeroParams p
   }
 }
 
-// cuda.lookback: NONZERO in a single pass, one tile a block in blockIdx order, so that a tile's rows
-// are written while later tiles are still being read (bench/NOTES.md, "A single pass with decoupled
-// look-back, again"). A block flags its tile as phase 1 does, publishes the tile's count in its status
-// word, ranks and stages the tile's non-zeros as phase 2 does, then warp 0 sums the counts of the
-// tiles before it, 32 status words at a time, back to the closest one that has published its first
-// row (decoupled look-back), and publishes its own; then the block writes its rows and its fill rows.
-// A block waits only on blocks with smaller indices, which GPUs start before it, so every wait ends:
-// an order CUDA's programming model does not promise, which CUB's single-pass scans rely on too. The statuses
-// (p.statuses, a word a tile) are zeroed ahead of each launch.
+// cuda.lookback: NONZERO in a single pass, one tile a block in blockIdx order, so that a tile's
+// rows are written while later tiles are still being read (bench/NOTES.md, "NONZERO in a single
+// pass with decoupled look-back, again"). Chosen for inputs of one tile, where it is one plain
+// block; from two tiles up it is slower than the two passes ("NONZERO in a single pass, measured").
+// A block flags its tile as phase 1 does, publishes the tile's count in its status word, ranks and
+// stages the tile's non-zeros as phase 2 does, then warp 0 sums the counts of the tiles before it,
+// 32 status words at a time, back to the closest one that has published its first row (decoupled
+// look-back), and publishes its own; then the block writes its rows and its fill rows. A block
+// waits only on blocks with smaller indices, which GPUs start before it, so every wait ends: an
+// order CUDA's programming model does not promise, which CUB's single-pass scans rely on too. The
+// statuses (p.statuses, a word a tile) are zeroed ahead of each launch.
 constexpr uint64_t kStatusCount = uint64_t{1} << 62, kStatusRow = uint64_t{2} << 62;  // a status's flag
 constexpr uint64_t kStatusValue = kStatusCount - 1;
 // Blocks an SM at least, for the registers: a block holds its tile's loads in flight only until
