@@ -121,6 +121,30 @@ TEST(ImplementationChoice, ForcedImplementationWinsWhereItAccepts) {
   EXPECT_STREQ(chosen(FakePlan{50}), "fake.general") << "a forced implementation that declines falls back";
 }
 
+// An implementation that could run a plan but leaves it to a later one (passes_over) runs it only
+// where forced, and its reason stands beside the others' where none is left.
+std::string slow_passes_over(const FakePlan& p, const FakeDevice&) { return p.size > 1 ? "slower here" : ""; }
+
+TEST(ImplementationChoice, PassedOverOnlyWhereForced) {
+  constexpr internal::Implementation<FakePlan, FakeDevice> kList[] = {
+      {"fake.small", general_declines, make_fake, slow_passes_over}, {"fake.fast", fast_declines, make_fake}};
+  const auto pick = [&](const FakePlan& plan) {
+    auto kernel = internal::choose_implementation<FakePlan, FakeDevice>(kList, plan, FakeDevice{});
+    return std::string(kernel.ok() ? kernel->implementation : kernel.status().message());
+  };
+  {
+    ForcedImplementation none("");
+    EXPECT_EQ(pick(FakePlan{1}), "fake.small");
+    EXPECT_EQ(pick(FakePlan{5}), "fake.fast");
+    const std::string none_left = pick(FakePlan{50});
+    EXPECT_NE(none_left.find("fake.small: slower here"), std::string::npos) << none_left;
+    EXPECT_NE(none_left.find("fake.fast: too large"), std::string::npos) << none_left;
+  }
+  ForcedImplementation small("fake.small");
+  EXPECT_EQ(pick(FakePlan{5}), "fake.small");
+  EXPECT_EQ(pick(FakePlan{50}), "fake.small");
+}
+
 TEST(ImplementationChoice, NoneAcceptsIsUnsupportedWithEveryReason) {
   ForcedImplementation none("");
   constexpr internal::Implementation<FakePlan, FakeDevice> kOnlyFast[] = {{"fake.fast", fast_declines, make_fake}};

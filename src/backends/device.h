@@ -59,12 +59,15 @@ class Device {
 Result<std::shared_ptr<Device>> open_device(std::string_view name);
 
 // One way to run plans of type P on devices of type D. `declines` says why it cannot run a plan,
-// or returns "" when it can.
+// or returns "" when it can. `passes_over`, where given, says why the selector leaves a plan it could
+// run to the implementations after it (they are faster there), or returns "": OPENDML_IMPLEMENTATION
+// still forces it onto such a plan.
 template <class P, class D>
 struct Implementation {
   const char* name;
   std::string (*declines)(const P& plan, const D& device);
   Result<std::unique_ptr<Kernel>> (*create)(const P& plan, const D& device);  // fails where the device does
+  std::string (*passes_over)(const P& plan, const D& device) = nullptr;
 };
 
 // An environment switch: set, and to something other than "" or "0".
@@ -94,7 +97,8 @@ Result<CompiledKernel> choose_implementation(std::span<const Implementation<P, D
   }
   std::string reasons;
   for (const Implementation<P, D>& impl : list) {
-    const std::string why = impl.declines(plan, device);
+    std::string why = impl.declines(plan, device);
+    if (why.empty() && impl.passes_over != nullptr) why = impl.passes_over(plan, device);
     if (why.empty()) {
       if (verbose()) log_verbose(cat(device.name(), ": ", impl.name, " chosen"));
       return create(impl);

@@ -43,6 +43,7 @@ Result<std::unique_ptr<Kernel>> make_cuda_copy_kernel(const CopyPlan& plan, cons
 std::string cuda_nonzero_declines(const NonzeroPlan& plan, const CudaDevice& device);
 Result<std::unique_ptr<Kernel>> make_cuda_nonzero_kernel(const NonzeroPlan& plan, const CudaDevice& device);
 std::string cuda_lookback_declines(const NonzeroPlan& plan, const CudaDevice& device);
+std::string cuda_lookback_passes_over(const NonzeroPlan& plan, const CudaDevice& device);
 Result<std::unique_ptr<Kernel>> make_cuda_lookback_kernel(const NonzeroPlan& plan, const CudaDevice& device);
 
 }  // namespace opendml::internal

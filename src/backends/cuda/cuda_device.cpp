@@ -94,7 +94,7 @@ std::span<const Implementation<CopyPlan, CudaDevice>> implementations(const Copy
 
 std::span<const Implementation<NonzeroPlan, CudaDevice>> implementations(const NonzeroPlan&, const CudaDevice&) {
   static constexpr Implementation<NonzeroPlan, CudaDevice> kList[] = {
-      {"cuda.lookback", cuda_lookback_declines, make_cuda_lookback_kernel},
+      {"cuda.lookback", cuda_lookback_declines, make_cuda_lookback_kernel, cuda_lookback_passes_over},
       {"cuda.nonzero", cuda_nonzero_declines, make_cuda_nonzero_kernel},
   };
   return kList;

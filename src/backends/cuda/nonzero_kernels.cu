@@ -36,7 +36,6 @@
 #include <algorithm>
 #include <cuda/atomic>
 #include <initializer_list>
-#include <string_view>
 #include <utility>
 
 #include "backends/cuda/cuda_backend.h"
@@ -619,6 +618,15 @@ __device__ __forceinline__ uint32_t pooled_tile(const NonzeroParams& p, uint32_t
   return group / p.pool_groups * p.tiles_per_block + p.own_tiles + group % p.pool_groups * group_tiles(sizeof(T));
 }
 
+// The number of non-zeros, in the count output's width (4 or 8 bytes).
+__device__ __forceinline__ void store_count(const NonzeroParams& p, uint64_t count) {
+  if (p.count_bytes == 8) {
+    *static_cast<uint64_t*>(p.count) = count;
+  } else {
+    *static_cast<uint32_t*>(p.count) = static_cast<uint32_t>(count);
+  }
+}
+
 __device__ __forceinline__ uint64_t read_published(uint64_t* row) {
   return cuda::atomic_ref<uint64_t, cuda::thread_scope_device>(*row).load(cuda::memory_order_relaxed);
 }
@@ -770,14 +778,7 @@ __global__ void __launch_bounds__(kThreads) nonzero_kernel(const NonzeroParams p
   for (uint32_t b = threadIdx.x; b < blockIdx.x; b += kThreads) below += __ldcg(&p.block_totals[b]);
   Index row;
   block_exclusive_sum<kThreads>(below, row);
-  if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) {
-    const uint64_t count = uint64_t{row} + block_total;
-    if (p.count_bytes == 8) {
-      *static_cast<uint64_t*>(p.count) = count;
-    } else {
-      *static_cast<uint32_t*>(p.count) = static_cast<uint32_t>(count);
-    }
-  }
+  if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) store_count(p, uint64_t{row} + block_total);
   if constexpr (kPool) {
     if (threadIdx.x < 32) publish_pool_rows<T>(p, pool_counts, row, block_total);
   }
@@ -884,13 +885,7 @@ __global__ void __launch_bounds__(kThreads, kLookbackBlocks) lookback_kernel(con
     if (threadIdx.x == 0) {
       if (tile > 0) publish_status(p.statuses + tile, kStatusRow, row + total);
       first_row = row;
-      if (tile == gridDim.x - 1) {
-        if (p.count_bytes == 8) {
-          *static_cast<uint64_t*>(p.count) = row + total;
-        } else {
-          *static_cast<uint32_t*>(p.count) = static_cast<uint32_t>(row + total);
-        }
-      }
+      if (tile == gridDim.x - 1) store_count(p, row + total);
     }
   }
   __syncthreads();
@@ -937,7 +932,12 @@ bool contiguous(const NonzeroPlan& plan) {
   return plan.read_rank == 1 && plan.read_strides[0] == 1 && plan.input_alignment >= 16;
 }
 
-bool wide_indices(const NonzeroPlan& plan);
+// Logical indices, element offsets or row numbers may pass 2^32 - 1.
+bool wide_indices(const NonzeroPlan& plan) {
+  uint64_t extent = 1;
+  for (uint32_t d = 0; d < plan.read_rank; ++d) extent += (plan.read_sizes[d] - 1) * plan.read_strides[d];
+  return plan.element_count > kMaxElements || extent > kMaxElements;
+}
 
 template <class Family>
 KernelFunction kernel_for(const NonzeroPlan& plan) {
@@ -948,13 +948,6 @@ KernelFunction kernel_for(const NonzeroPlan& plan) {
   }
   return wide_coordinates ? kernel_for<Family, uint32_t, uint64_t>(plan.element_bytes, contiguous(plan))
                           : kernel_for<Family, uint32_t, uint32_t>(plan.element_bytes, contiguous(plan));
-}
-
-// Logical indices, element offsets or row numbers may pass 2^32 - 1.
-bool wide_indices(const NonzeroPlan& plan) {
-  uint64_t extent = 1;
-  for (uint32_t d = 0; d < plan.read_rank; ++d) extent += (plan.read_sizes[d] - 1) * plan.read_strides[d];
-  return plan.element_count > kMaxElements || extent > kMaxElements;
 }
 
 // The groups of a block of `tiles_per_block` tiles that go to the pool (kPoolTiles): the last
@@ -1277,16 +1270,15 @@ Result<std::unique_ptr<Kernel>> make_cuda_nonzero_kernel(const NonzeroPlan& plan
   return kernel;
 }
 
-std::string cuda_lookback_declines(const NonzeroPlan& plan, const CudaDevice&) {
-  if (std::string why = tiles_decline(plan); !why.empty()) return why;
-  // One tile is one block, with no look-back and no statuses to zero, and no cooperative launch:
-  // faster than cuda.nonzero there. From two tiles on, the two passes are faster (bench/NOTES.md,
-  // "NONZERO in a single pass, measured"), so more tiles take it only where a test or a benchmark
-  // forces it: not even where cuda.nonzero declines, since a GPU without cooperative launches might
-  // not start its blocks in order either.
-  const char* forced = forced_implementation();
-  if (tile_count(plan) > 1 && (forced == nullptr || std::string_view(forced) != "cuda.lookback"))
-    return cat(tile_count(plan), " tiles; more than one only with OPENDML_IMPLEMENTATION=cuda.lookback");
+std::string cuda_lookback_declines(const NonzeroPlan& plan, const CudaDevice&) { return tiles_decline(plan); }
+
+std::string cuda_lookback_passes_over(const NonzeroPlan& plan, const CudaDevice&) {
+  // One tile is one block, with no look-back, no statuses to zero and no cooperative launch: faster
+  // than cuda.nonzero there. From two tiles on, the two passes are faster (bench/NOTES.md, "NONZERO
+  // in a single pass, measured"), so more tiles take it only where a test or a benchmark forces it:
+  // not even where cuda.nonzero declines, since a GPU without cooperative launches might not start
+  // its blocks in order either.
+  if (tile_count(plan) > 1) return cat(tile_count(plan), " tiles, where the two passes are faster");
   return "";
 }
 
