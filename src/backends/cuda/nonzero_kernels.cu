@@ -818,7 +818,7 @@ __global__ void __launch_bounds__(kThreads) nonzero_kernel(const NonzeroParams p
 // look-back), and publishes its own; then the block writes its rows and its fill rows. A block
 // waits only on blocks with smaller indices, which GPUs start before it, so every wait ends: an
 // order CUDA's programming model does not promise, which CUB's single-pass scans rely on too. The
-// statuses (p.statuses, a word a tile) are zeroed ahead of each launch.
+// statuses (p.statuses, a word a tile) are zeroed ahead of each launch; one tile has none.
 constexpr uint64_t kStatusCount = uint64_t{1} << 62, kStatusRow = uint64_t{2} << 62;  // a status's flag
 constexpr uint64_t kStatusValue = kStatusCount - 1;
 // Blocks an SM at least, for the registers: a block holds its tile's loads in flight only until
@@ -876,7 +876,9 @@ __global__ void __launch_bounds__(kThreads, kLookbackBlocks) lookback_kernel(con
   uint32_t total = 0;
 #pragma unroll
   for (uint32_t w = 0; w < kWarps; ++w) total += warp_counts[w];
-  if (threadIdx.x == 0) publish_status(p.statuses + tile, tile == 0 ? kStatusRow : kStatusCount, total);
+  // A grid of one tile has no statuses: nothing waits on it.
+  if (threadIdx.x == 0 && gridDim.x > 1)
+    publish_status(p.statuses + tile, tile == 0 ? kStatusRow : kStatusCount, total);
   GroupWords<kTileWords> mask;
   mask.load(words, kTileWords);
   stage_group(staging, mask);
@@ -1215,7 +1217,8 @@ class CudaLookbackKernel final : public Kernel, NonzeroLaunch {
                       "-byte tiles, a block a tile: ", params_.tiles, " blocks"));
   }
 
-  uint64_t temporary_bytes() const override { return uint64_t{params_.tiles} * 8; }
+  // A status word a tile, where there is more than one (one tile reads and publishes none).
+  uint64_t temporary_bytes() const override { return params_.tiles > 1 ? uint64_t{params_.tiles} * 8 : 0; }
 
   Status execute(const ExecuteArgs& args) const override {
     DeviceGuard guard(ordinal_);
