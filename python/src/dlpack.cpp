@@ -321,7 +321,10 @@ std::optional<Place> torch_place(nb::handle tensor) {
 }
 
 Place place_of(nb::handle array, const Name& what) {
-  if (nb::hasattr(array, "__dlpack_device__")) {
+  // Memory that only the CUDA array interface hands over (borrow) is placed by its pointer: a
+  // __dlpack_device__ beside it could claim the CPU, and the CPU backend would read a device address.
+  const bool interface_only = !nb::hasattr(array, "__dlpack__") && nb::hasattr(array, "__cuda_array_interface__");
+  if (nb::hasattr(array, "__dlpack_device__") && !interface_only) {
     nb::object result;
     try {
       result = array.attr("__dlpack_device__")();
@@ -335,7 +338,7 @@ Place place_of(nb::handle array, const Name& what) {
     if (type == kDLCUDA || type == kDLCUDAManaged) return {true, id};
     unsupported(what + " is on DLPack device type " + std::to_string(type) + "; opendml runs on the CPU and CUDA");
   }
-  if (nb::hasattr(array, "__cuda_array_interface__")) {
+  if (interface_only) {
     const nb::tuple data =
         tuple_of(cuda_array_interface(array, what)["data"], 2, what + ": __cuda_array_interface__['data']");
     return {true, cuda_device_of(nb::cast<uintptr_t>(data[0]), what)};
