@@ -338,16 +338,28 @@ def _described(v) -> str:
     return f"{type(v).__name__} of {dtype} and shape {list(shape)}"
 
 
+_INT64 = range(-(2**63), 2**63)
+
+
+def _in_int64(v) -> bool:
+    """Whether an integer fits the schema's 64 bits. Not asked of what torch.compile traces (a
+    SymInt, which it would guard on, or a NumPy integer, traced as an array): true for those."""
+    return _is_compiling() or isinstance(v, torch.SymInt) or operator.index(v) in _INT64
+
+
 def _integers(op: str, optional: bool = False, **values):
     """A TypeError, as torch.cat raises one, for an argument that is not an integer (the dispatcher
     would raise a RuntimeError, or take it): each value is an integer (_is_integer), or None where
-    `optional`; sizes and offsets are lists of them."""
+    `optional`; sizes and offsets are lists of them. An integer past what the schema's 64 bits hold
+    is an opendml.Error, as the eager path's rules raise one, not the dispatcher's RuntimeError."""
     for name, value in values.items():
         for v in value if name in ("sizes", "offsets") else [value]:
             if v is None and optional:
                 continue
             if not _is_integer(v):
                 raise TypeError(f"{op}: {name} must be an integer, not {_described(v)}")
+            if not _in_int64(v):
+                raise opendml.Error(f"{op}: {name} holds {operator.index(v)}, which a 64-bit integer cannot hold")
 
 
 def _is_count(sizes) -> bool:
@@ -385,7 +397,7 @@ def _split_sizes(op: str, sizes):
         _integers(op, sizes=[sizes])  # not a bool, nor a 0-d float
         return operator.index(sizes)
     sizes = _listed(op, "sizes", sizes, "an integer or a sequence of integers")
-    if all(type(s) is int for s in sizes):  # the usual case, checked no further
+    if all(type(s) is int for s in sizes) and all(_in_int64(s) for s in sizes):  # the usual case
         return sizes
     _integers(op, sizes=sizes)
     if _is_compiling():  # as they are: torch.compile traces NumPy's integers as arrays it cannot read
@@ -419,7 +431,7 @@ def split(x: torch.Tensor, sizes, axis: int = 0) -> list:
     op = "opendml.torch.split"
     if type(x) is not _Tensor:  # before its shape is read for a count
         _tensors(op, "x", [x])
-    if type(axis) is not int:  # before the count's parts are worked out along it
+    if type(axis) is not int or not _in_int64(axis):  # before the count's parts are worked out along it
         _integers(op, axis=axis)
     sizes = _split_sizes(op, sizes)
     if not isinstance(sizes, list):  # a count

@@ -252,6 +252,25 @@ def test_arguments_that_are_not_integers_are_type_errors():
                 call()
 
 
+def test_integers_past_64_bits_are_errors_on_both_paths():
+    """An integer the schema's 64 bits cannot hold is an opendml.Error on the eager path (its rules)
+    and was the dispatcher's RuntimeError on the other (a tensor that requires grad), and on both for
+    a NumPy uint64 past 2^63 - 1: now an opendml.Error on both."""
+    a = torch.zeros(2, 3)
+    with torch.no_grad():
+        b = a.clone().requires_grad_()  # the dispatcher's path
+    for x in (a, b):
+        for big in (2**63, -(2**63) - 1, np.uint64(2**63), np.uint64(2**64 - 1)):
+            for call in (lambda: odt.nonzero(x, fill_value=big), lambda: odt.nonzero(x, columns=big),
+                         lambda: odt.nonzero(x, offsets=[big, 0]), lambda: odt.join([x, x], big),
+                         lambda: odt.split(x, [big, 2], 1), lambda: odt.split(x, [1, 2], big)):
+                with pytest.raises(opendml.Error):
+                    call()
+    # The ends of the range are integers the rules judge (a fill of -2^63 is a fill like any other).
+    coords, count = odt.nonzero(b, fill_value=-(2**63))
+    assert count.item() == 0 and bool((coords == -(2**63)).all())
+
+
 def test_arrays_and_tensors_that_are_no_integer_are_type_errors():
     """A 0-d integer array or tensor is an integer; a bool or float one, or one with dimensions, is
     not, though each has __index__: they passed the check, and the dispatcher then took them (a
