@@ -59,6 +59,8 @@ _dispatch_modes = torch._C._len_torch_dispatch_stack
 _transform = torch._C._functorch.peek_interpreter_stack
 _profiling = torch._C._autograd._profiler_enabled
 _grad_enabled = torch.is_grad_enabled
+_forward_ad = torch.autograd.forward_ad  # its _current_level: -1 outside dual_level()
+_JVP = torch._C._functorch.TransformType.Jvp
 
 
 def _eager(tensors) -> bool:
@@ -67,7 +69,7 @@ def _eager(tensors) -> bool:
     functorch transform, the profiler), and every tensor is a torch.Tensor itself on the CPU or
     CUDA, with no gradient to record and no lazy negation or conjugation to resolve first."""
     if (_is_compiling() or _tracing_state() is not None or _function_mode() or _dispatch_modes()
-            or _transform() is not None or _profiling()):
+            or _transform() is not None or _profiling() or _forward_ad._current_level >= 0):
         return False
     grad = _grad_enabled()
     for t in tensors:
@@ -75,6 +77,20 @@ def _eager(tensors) -> bool:
                 or not (t.is_cuda or t.is_cpu)):
             return False
     return True
+
+
+def _no_forward_mode(op: str, tensors) -> None:
+    """NotImplementedError where forward-mode AD would carry a tangent through join or split
+    (torch.func.jvp, jacfwd, torch.autograd.forward_ad): torch drops the tangents of an operator whose
+    gradient comes from register_autograd, so they came out as zeros, silently (docs/python.md)."""
+    if _is_compiling():
+        return
+    top = _transform()
+    if (top is not None and top.key() == _JVP) or (
+            _forward_ad._current_level >= 0
+            and any(_forward_ad.unpack_dual(t).tangent is not None for t in tensors if isinstance(t, _Tensor))):
+        raise NotImplementedError(f"{op}: forward-mode AD (torch.func.jvp, jacfwd, torch.autograd.forward_ad) "
+                                  "would drop the tangents; use reverse mode (backward, torch.autograd.grad)")
 
 
 # JOIN and SPLIT move bits (docs/decisions.md). The array layer takes the types below as they are;
@@ -423,6 +439,7 @@ def join(inputs: Sequence[torch.Tensor], axis: int = 0) -> torch.Tensor:
         return _join(inputs, axis)
     _tensors("opendml.torch.join", "every input", inputs)
     _integers("opendml.torch.join", axis=axis)
+    _no_forward_mode("opendml.torch.join", inputs)
     return torch.ops.opendml.join(inputs, axis)
 
 
@@ -439,4 +456,5 @@ def split(x: torch.Tensor, sizes, axis: int = 0) -> list:
         sizes = equal_parts(op, x.shape[normalize_axis(op, axis, x.dim())], sizes)
     if type(axis) is int and all(type(s) is int for s in sizes) and _eager((x,)):
         return _split(x, sizes, axis)
+    _no_forward_mode(op, [x])
     return torch.ops.opendml.split(x, sizes, axis)  # the axis and sizes are checked above

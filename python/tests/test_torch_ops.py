@@ -360,6 +360,26 @@ def test_gradients():
                        torch.cat([torch.eye(3), 2 * torch.eye(3)]).double())
 
 
+def test_forward_mode_is_refused_rather_than_wrong():
+    """torch drops the tangents of an operator whose gradient comes from register_autograd: jvp
+    through join or split gave zero tangents, silently. Now it raises; nonzero, whose outputs are
+    integers with no tangent, and tensors without one at a dual level work as before."""
+    import torch.autograd.forward_ad as fwAD
+
+    x, t = torch.arange(3.0), torch.ones(3)
+    for f in (lambda p: odt.join([p, p]), lambda p: odt.split(p, [1, 2])[1], lambda p: odt.split(p, 3)[0]):
+        with pytest.raises(NotImplementedError, match="forward-mode AD"):
+            torch.func.jvp(f, (x,), (t,))
+        with pytest.raises(NotImplementedError, match="forward-mode AD"):
+            torch.func.jacfwd(f)(x)
+        with fwAD.dual_level():
+            with pytest.raises(NotImplementedError, match="forward-mode AD"):
+                f(fwAD.make_dual(x, t))
+            assert torch.equal(f(x), f(x.clone()))  # no tangent: a plain call
+    (coords, count), _ = torch.func.jvp(lambda p: odt.nonzero(p), (x,), (t,))
+    assert torch.equal(count, torch.tensor([2])) and torch.equal(coords[:2], torch.tensor([[1], [2]]))
+
+
 def test_no_hidden_copies():
     # The array layer records the addresses it bound last: the views themselves, not copies.
     from opendml._opendml import _last_bindings
