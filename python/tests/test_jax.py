@@ -723,21 +723,23 @@ def test_gpu_calls_with_a_persistent_region_keep_their_targets():
 @pytest.mark.cuda
 def test_a_graph_target_takes_its_regions_from_its_last_result():
     """A direct ffi_call of a _graph target: its last result is the workspace, and one too small for
-    the operator's temporary region is an error, not a write past it."""
+    the operator's temporary region is an error, not a write past it. 100000 elements: more than one
+    tile (a NONZERO of one tile, cuda.lookback, needs no temporary region)."""
     put = lambda a: jax.device_put(a, _gpu())  # noqa: E731
     S = jax.ShapeDtypeStruct
     attrs = dict(dml_type=np.int64(int(opendml.DataType.FLOAT32)), axis=np.int64(1), batched=np.int64(0),
                  fill=np.array([], np.int64))
-    x = put(np.ones(1000, np.float32))
+    n = 100000
+    x = put(np.ones(n, np.float32))
     with pytest.raises(Exception, match=r"no temporary region of \d+ bytes in the workspace"):
-        jax.block_until_ready(jax.ffi.ffi_call("opendml_nonzero_graph", [S((1,), np.uint32), S((1000, 1), np.uint32),
+        jax.block_until_ready(jax.ffi.ffi_call("opendml_nonzero_graph", [S((1,), np.uint32), S((n, 1), np.uint32),
                                                                         S((8,), np.uint8)])(x, **attrs))
     with pytest.raises(Exception, match="nonzero takes one input and two results .* this call has 1 and 1"):
         jax.block_until_ready(jax.ffi.ffi_call("opendml_nonzero_graph", [S((1,), np.uint32), S((4096,), np.uint8)])(
             x, **attrs))
-    count, coords, _ = jax.ffi.ffi_call("opendml_nonzero_graph", [S((1,), np.uint32), S((1000, 1), np.uint32),
+    count, coords, _ = jax.ffi.ffi_call("opendml_nonzero_graph", [S((1,), np.uint32), S((n, 1), np.uint32),
                                                                   S((1 << 20,), np.uint8)])(x, **attrs)
-    assert int(count[0]) == 1000 and same_bits(coords, np.arange(1000, dtype=np.uint32)[:, None])
+    assert int(count[0]) == n and same_bits(coords, np.arange(n, dtype=np.uint32)[:, None])
 
 
 def test_a_build_without_jax_says_so(monkeypatch):
