@@ -58,6 +58,11 @@ class _Torch:
         self.increment_version = getattr(torch._C, "_increment_version", None)
         self.grad_enabled = torch.is_grad_enabled  # inputs that require grad: see check_gradient_kept
         self.inference_mode = torch.is_inference_mode_enabled  # out= inference tensors: see check_torch
+        # Inputs that carry a forward-mode tangent: see check_gradient_kept. Its level is -1 outside
+        # forward_ad.dual_level(); a torch without that module global has no check.
+        fwad = torch.autograd.forward_ad
+        self.forward_ad = fwad if isinstance(getattr(fwad, "_current_level", None), int) else None
+        self.tangent_of = lambda t: fwad.unpack_dual(t).tangent
         self.tensor_type = torch.Tensor  # whose __dlpack_c_exchange_api__, where PyTorch has one, the extension uses
         self.fast_empty = _torch_alloc(torch.__version__)
 

@@ -65,6 +65,8 @@ const Framework& framework_for(nb::handle array) {
         f.torch_increment_version = f.adapter.attr("increment_version");
       f.torch_grad_enabled = f.adapter.attr("grad_enabled");
       f.torch_inference_mode = f.adapter.attr("inference_mode");
+      f.torch_forward_ad = f.adapter.attr("forward_ad");
+      f.torch_tangent_of = f.adapter.attr("tangent_of");
       // Only for torch.Tensor itself: a subclass may publish a table of its own (a read-only one,
       // say), and its new_empty may make tensors of its own type.
       if (f.adapter.attr("tensor_type").ptr() == reinterpret_cast<PyObject*>(type)) {
@@ -176,11 +178,19 @@ void check_torch_type(const Framework& f, nb::handle array, const Borrowed& b, c
 
 void check_gradient_kept(nb::handle array, const Name& what) {
   const Framework& f = framework_for(array);
-  if (!f.is_torch() || !requires_grad(array)) return;
-  if (PyObject_IsTrue(checked(PyObject_CallNoArgs(f.torch_grad_enabled.ptr())).ptr()) == 1)
+  if (!f.is_torch()) return;
+  if (requires_grad(array) && PyObject_IsTrue(checked(PyObject_CallNoArgs(f.torch_grad_enabled.ptr())).ptr()) == 1)
     invalid(what +
             " requires grad, and the array layer records no gradients; use opendml.torch.join or "
             "opendml.torch.split, which do, or pass tensor.detach() (or call under torch.no_grad())");
+  // A tangent of torch.autograd.forward_ad would be dropped as silently, inside dual_level() only.
+  static PyObject* const level = PyUnicode_InternFromString("_current_level");
+  if (!f.torch_forward_ad.is_none() &&
+      nb::cast<int64_t>(checked(PyObject_GetAttr(f.torch_forward_ad.ptr(), level))) >= 0 &&
+      !checked(PyObject_CallOneArg(f.torch_tangent_of.ptr(), array.ptr())).is_none())
+    invalid(what +
+            " carries a forward-mode tangent (torch.autograd.forward_ad), and the array layer carries no "
+            "tangents; pass forward_ad.unpack_dual(tensor).primal");
 }
 
 Borrowed take_torch(const Framework& f, nb::handle array, const Name& what, std::optional<Place> place, bool writable,

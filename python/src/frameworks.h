@@ -25,6 +25,8 @@ struct Framework {
   nb::object torch_increment_version;  // torch._C._increment_version, for out= tensors; None where absent
   nb::object torch_grad_enabled;       // torch.is_grad_enabled
   nb::object torch_inference_mode;     // torch.is_inference_mode_enabled
+  nb::object torch_forward_ad;         // torch.autograd.forward_ad, or None: its _current_level
+  nb::object torch_tangent_of;         // a tensor's forward-mode tangent, or None
   // PyTorch's DLPack C exchange API (PyTorch 2.10 and later), for arrays of exactly torch.Tensor's
   // type: a tensor's DLTensor and the current stream in one C call each, with no capsule to make
   // and release. Null where the library has none (then the functions above serve).
@@ -75,7 +77,8 @@ Borrowed take_torch(const Framework& f, nb::handle array, const Name& what, std:
 
 // JOIN and SPLIT are linear, and torch.cat and torch.split keep their inputs' gradients: a PyTorch
 // input that requires grad while grad mode is on is refused, since the array layer's result would
-// silently drop it (opendml.torch's join and split record it). Nothing for other arrays.
+// silently drop it (opendml.torch's join and split record it); so is one that carries a tangent of
+// torch.autograd.forward_ad, which it would drop as silently. Nothing for other arrays.
 void check_gradient_kept(nb::handle array, const Name& what);
 
 // Borrows `array` for work at target.place on target.stream, or raises naming `what` if it lives

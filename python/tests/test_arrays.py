@@ -1106,6 +1106,21 @@ def test_inputs_that_require_grad_are_refused_not_detached():
     assert odt_join_keeps_grad(w)
 
 
+def test_inputs_with_a_forward_mode_tangent_are_refused():
+    # The same for a tangent of torch.autograd.forward_ad, which the result dropped as silently.
+    import torch.autograd.forward_ad as fwAD
+
+    x = torch.arange(3.0)
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, torch.ones(3))
+        raises(opendml.Error, "arrays\\[1\\] carries a forward-mode tangent", opendml.concat, [x, d])
+        raises(opendml.Error, "x carries a forward-mode tangent", opendml.split, d, 3)
+        assert torch.equal(opendml.concat([x, x]), torch.cat([x, x]))  # no tangent: as outside
+        coords, count = opendml.nonzero(d)  # integer results: no tangent to keep
+        assert coords[:2].tolist() == [[1], [2]] and int(count[0]) == 2
+    assert torch.equal(opendml.concat([x, x]), torch.cat([x, x]))
+
+
 def odt_join_keeps_grad(w):
     import opendml.torch as odt
 
