@@ -62,7 +62,10 @@ class _Torch:
         # forward_ad.dual_level(); a torch without that module global has no check.
         fwad = torch.autograd.forward_ad
         self.forward_ad = fwad if isinstance(getattr(fwad, "_current_level", None), int) else None
-        self.tangent_of = lambda t: fwad.unpack_dual(t).tangent
+        # Below ADInplaceOrView (a fake implementation's stand-in run, inference mode) no operation
+        # sees a tangent, and unpack_dual asserts there: none is dropped.
+        excluded, below = torch._C._dispatch_tls_is_dispatch_key_excluded, torch._C.DispatchKey.ADInplaceOrView
+        self.tangent_of = lambda t: None if excluded(below) else fwad.unpack_dual(t).tangent
         self.tensor_type = torch.Tensor  # whose __dlpack_c_exchange_api__, where PyTorch has one, the extension uses
         self.fast_empty = _torch_alloc(torch.__version__)
 
@@ -133,7 +136,9 @@ class _Other:
     def empty(self, like, shape, dtype):
         import numpy
 
-        device = like.__dlpack_device__()[0] if hasattr(like, "__dlpack_device__") else 2
+        # Memory offered only through the CUDA array interface is CUDA memory, whatever a
+        # __dlpack_device__ beside it says (as the extension's place_of takes it).
+        device = like.__dlpack_device__()[0] if hasattr(like, "__dlpack__") and hasattr(like, "__dlpack_device__") else 2
         if device not in (1, 3):
             from ._opendml import UnsupportedError
 

@@ -59,7 +59,8 @@ _dispatch_modes = torch._C._len_torch_dispatch_stack
 _transform = torch._C._functorch.peek_interpreter_stack
 _profiling = torch._C._autograd._profiler_enabled
 _grad_enabled = torch.is_grad_enabled
-_forward_ad = torch.autograd.forward_ad  # its _current_level: -1 outside dual_level()
+_forward_ad = torch.autograd.forward_ad
+_forward_level = functools.partial(getattr, _forward_ad, "_current_level", -1)  # -1 outside dual_level()
 _JVP = torch._C._functorch.TransformType.Jvp
 
 
@@ -69,7 +70,7 @@ def _eager(tensors) -> bool:
     functorch transform, the profiler), and every tensor is a torch.Tensor itself on the CPU or
     CUDA, with no gradient to record and no lazy negation or conjugation to resolve first."""
     if (_is_compiling() or _tracing_state() is not None or _function_mode() or _dispatch_modes()
-            or _transform() is not None or _profiling() or _forward_ad._current_level >= 0):
+            or _transform() is not None or _profiling() or _forward_level() >= 0):
         return False
     grad = _grad_enabled()
     for t in tensors:
@@ -85,9 +86,9 @@ def _no_forward_mode(op: str, tensors) -> None:
     gradient comes from register_autograd, so they came out as zeros, silently (docs/python.md)."""
     if _is_compiling():
         return
-    top = _transform()
-    if (top is not None and top.key() == _JVP) or (
-            _forward_ad._current_level >= 0
+    # Anywhere in functorch's stack: jvp(functionalize(f)) has jvp below the top.
+    if (_transform() is not None and any(i.key() == _JVP for i in torch._C._functorch.get_interpreter_stack())) or (
+            _forward_level() >= 0
             and any(_forward_ad.unpack_dual(t).tangent is not None for t in tensors if isinstance(t, _Tensor))):
         raise NotImplementedError(f"{op}: forward-mode AD (torch.func.jvp, jacfwd, torch.autograd.forward_ad) "
                                   "would drop the tangents; use reverse mode (backward, torch.autograd.grad)")
@@ -354,13 +355,12 @@ def _described(v) -> str:
     return f"{type(v).__name__} of {dtype} and shape {list(shape)}"
 
 
-_INT64 = range(-(2**63), 2**63)
-
-
 def _in_int64(v) -> bool:
-    """Whether an integer fits the schema's 64 bits. Not asked of what torch.compile traces (a
-    SymInt, which it would guard on, or a NumPy integer, traced as an array): true for those."""
-    return _is_compiling() or isinstance(v, torch.SymInt) or operator.index(v) in _INT64
+    """Whether an integer fits the schema's 64 bits. Not asked of a SymInt, nor of a NumPy integer
+    under torch.compile, which traces it as an array: true for those."""
+    if isinstance(v, torch.SymInt) or (type(v) is not int and _is_compiling()):
+        return True
+    return -(2**63) <= operator.index(v) < 2**63
 
 
 def _integers(op: str, optional: bool = False, **values):
@@ -414,7 +414,7 @@ def _split_sizes(op: str, sizes):
         return operator.index(sizes)
     sizes = _listed(op, "sizes", sizes, "an integer or a sequence of integers")
     # The usual case, checked no further (min and max: a split of 1000 parts pays little for it).
-    if all(type(s) is int for s in sizes) and (not sizes or _is_compiling() or (min(sizes) in _INT64 and max(sizes) in _INT64)):
+    if all(type(s) is int for s in sizes) and (not sizes or (-(2**63) <= min(sizes) and max(sizes) < 2**63)):
         return sizes
     _integers(op, sizes=sizes)
     if _is_compiling():  # as they are: torch.compile traces NumPy's integers as arrays it cannot read
@@ -449,7 +449,7 @@ def split(x: torch.Tensor, sizes, axis: int = 0) -> list:
     op = "opendml.torch.split"
     if type(x) is not _Tensor:  # before its shape is read for a count
         _tensors(op, "x", [x])
-    if type(axis) is not int or not _in_int64(axis):  # before the count's parts are worked out along it
+    if type(axis) is not int or not -(2**63) <= axis < 2**63:  # before the count's parts are worked out along it
         _integers(op, axis=axis)
     sizes = _split_sizes(op, sizes)
     if not isinstance(sizes, list):  # a count

@@ -252,6 +252,18 @@ def test_arguments_that_are_not_integers_are_type_errors():
                 call()
 
 
+def test_integers_past_64_bits_are_errors_under_torch_compile():
+    """And under torch.compile, where plain Python ints are checked as in eager mode."""
+    a = torch.zeros(2, 3)
+    big = 2**63
+    for f in (lambda x: odt.join([x, x], big), lambda x: odt.split(x, [big, 2], 1),
+              lambda x: odt.split(x, [1, 2], big), lambda x: odt.nonzero(x, fill_value=big),
+              lambda x: odt.nonzero(x, offsets=[big, 0])):
+        torch._dynamo.reset()
+        with pytest.raises(opendml.Error):
+            torch.compile(f, backend="eager")(a)
+
+
 def test_integers_past_64_bits_are_errors_on_both_paths():
     """An integer the schema's 64 bits cannot hold is an opendml.Error on the eager path (its rules)
     and was the dispatcher's RuntimeError on the other (a tensor that requires grad), and on both for
@@ -372,10 +384,18 @@ def test_forward_mode_is_refused_rather_than_wrong():
             torch.func.jvp(f, (x,), (t,))
         with pytest.raises(NotImplementedError, match="forward-mode AD"):
             torch.func.jacfwd(f)(x)
+        with pytest.raises(NotImplementedError, match="forward-mode AD"):  # jvp below the top
+            torch.func.jvp(torch.func.functionalize(f), (x,), (t,))
         with fwAD.dual_level():
             with pytest.raises(NotImplementedError, match="forward-mode AD"):
                 f(fwAD.make_dual(x, t))
             assert torch.equal(f(x), f(x.clone()))  # no tangent: a plain call
+    # A fake implementation's stand-in run inside a dual level, with no tangent anywhere, traces:
+    # the array layer's tangent check asked below ADInplaceOrView, where torch asserted.
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with fwAD.dual_level(), FakeTensorMode():
+        assert torch.ops.opendml.join([torch.empty(3), torch.empty(3)], 0).shape == (6,)
     (coords, count), _ = torch.func.jvp(lambda p: odt.nonzero(p), (x,), (t,))
     assert torch.equal(count, torch.tensor([2])) and torch.equal(coords[:2], torch.tensor([[1], [2]]))
 

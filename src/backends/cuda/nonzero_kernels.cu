@@ -155,7 +155,7 @@ struct NonzeroParams {
   // row and each group's end row, kRowPending until then.
   uint32_t* claims;
   uint64_t* pool_rows;
-  uint64_t* statuses;  // cuda.lookback's: a word a tile (lookback_kernel)
+  uint64_t* statuses;  // cuda.lookback's: a word a tile; none for one tile (lookback_kernel)
   uint64_t elements;
   uint32_t tiles;
   uint32_t tiles_per_block;
