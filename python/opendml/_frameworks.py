@@ -66,6 +66,8 @@ class _Torch:
         # sees a tangent, and unpack_dual asserts there: none is dropped.
         excluded, below = torch._C._dispatch_tls_is_dispatch_key_excluded, torch._C.DispatchKey.ADInplaceOrView
         self.tangent_of = lambda t: None if excluded(below) else fwad.unpack_dual(t).tangent
+        # A torch.func transform's tensor, which DLPack cannot hand over: asked where borrowing failed.
+        self.transformed = getattr(torch._C._functorch, "is_functorch_wrapped_tensor", None)
         self.tensor_type = torch.Tensor  # whose __dlpack_c_exchange_api__, where PyTorch has one, the extension uses
         self.fast_empty = _torch_alloc(torch.__version__)
 

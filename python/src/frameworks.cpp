@@ -67,6 +67,7 @@ const Framework& framework_for(nb::handle array) {
       f.torch_inference_mode = f.adapter.attr("inference_mode");
       f.torch_forward_ad = f.adapter.attr("forward_ad");
       f.torch_tangent_of = f.adapter.attr("tangent_of");
+      f.torch_transformed = f.adapter.attr("transformed");
       // Only for torch.Tensor itself: a subclass may publish a table of its own (a read-only one,
       // say), and its new_empty may make tensors of its own type.
       if (f.adapter.attr("tensor_type").ptr() == reinterpret_cast<PyObject*>(type)) {
@@ -174,6 +175,17 @@ void check_torch_type(const Framework& f, nb::handle array, const Borrowed& b, c
                 ", whose values PyTorch hands over as whole bytes; no DirectML type has fewer than 8 bits");
 }
 
+// Where a PyTorch tensor could not be borrowed: a tensor of a torch.func transform has no storage
+// of its own for DLPack to hand over, which DLPack says in words that name neither the transform
+// nor the way out. Asked only on failure.
+void refuse_transformed(const Framework& f, nb::handle array, const Name& what) {
+  if (!f.torch_transformed.is_none() &&
+      PyObject_IsTrue(checked(PyObject_CallOneArg(f.torch_transformed.ptr(), array.ptr())).ptr()) == 1)
+    invalid(what +
+            " is a tensor of a torch.func transform (vmap, grad, jvp, ...), whose memory the array layer "
+            "cannot read; call it outside the transform");
+}
+
 }  // namespace
 
 void check_gradient_kept(nb::handle array, const Name& what) {
@@ -205,6 +217,7 @@ Borrowed take_torch(const Framework& f, nb::handle array, const Name& what, std:
     PyObject* capsule = PyObject_CallOneArg(f.torch_to_dlpack.ptr(), array.ptr());
     if (capsule == nullptr) {
       const nb::python_error e;
+      refuse_transformed(f, array, what);
       invalid(what + ": torch.utils.dlpack.to_dlpack failed: " + error_line(e));
     }
     borrow_capsule(nb::steal(capsule), what, writable, b);
@@ -242,7 +255,12 @@ Borrowed take(nb::handle array, const Name& what, const Target& target, bool wri
     const Place p = place_of_array(array, what);
     if (!(p == target.place)) invalid(what + " is on " + p.name() + " but the work runs on " + target.place.name());
     if (f.is_torch()) check_torch(f, array, what, writable, fresh);  // borrowed with the stream handshake
-    b = borrow(array, what, target.place, target.stream, writable);
+    try {
+      b = borrow(array, what, target.place, target.stream, writable);
+    } catch (const Error&) {
+      if (f.is_torch()) refuse_transformed(f, array, what);
+      throw;
+    }
     if (f.is_torch()) check_torch_type(f, array, b, what);
   }
   if (writable && !fresh && f.torch_increment_version.is_valid()) {

@@ -27,6 +27,7 @@ struct Framework {
   nb::object torch_inference_mode;     // torch.is_inference_mode_enabled
   nb::object torch_forward_ad;         // torch.autograd.forward_ad, or None: its _current_level
   nb::object torch_tangent_of;         // a tensor's forward-mode tangent, or None
+  nb::object torch_transformed;        // whether a tensor is a torch.func transform's wrapper, or None
   // PyTorch's DLPack C exchange API (PyTorch 2.10 and later), for arrays of exactly torch.Tensor's
   // type: a tensor's DLTensor and the current stream in one C call each, with no capsule to make
   // and release. Null where the library has none (then the functions above serve).

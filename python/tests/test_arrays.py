@@ -1121,6 +1121,17 @@ def test_inputs_with_a_forward_mode_tangent_are_refused():
     assert torch.equal(opendml.concat([x, x]), torch.cat([x, x]))
 
 
+def test_tensors_of_torch_func_transforms_are_refused_by_name():
+    # They have no storage for DLPack to hand over; the error was DLPack's, naming neither.
+    x = torch.arange(3.0)
+    msg = "arrays\\[0\\] is a tensor of a torch.func transform"
+    for call in (lambda: torch.func.jvp(lambda p: opendml.concat([p, p]), (x,), (torch.ones(3),)),
+                 lambda: torch.func.vmap(lambda p: opendml.concat([p, p]))(x.reshape(3, 1)),
+                 lambda: torch.func.grad(lambda p: opendml.concat([p, p]).sum())(x)):
+        raises(opendml.Error, msg, call)
+    raises(opendml.Error, "x is a tensor of a torch.func transform", torch.func.vmap(opendml.nonzero), x.reshape(3, 1))
+
+
 def odt_join_keeps_grad(w):
     import opendml.torch as odt
 
