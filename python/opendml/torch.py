@@ -22,6 +22,7 @@ from typing import List, Optional
 import opendml
 import torch
 
+from ._frameworks import framework_of
 from ._shapes import equal_parts, join_shape, normalize_axis, split_shapes
 
 __all__ = ["nonzero", "join", "split"]
@@ -59,8 +60,11 @@ _dispatch_modes = torch._C._len_torch_dispatch_stack
 _transform = torch._C._functorch.peek_interpreter_stack
 _profiling = torch._C._autograd._profiler_enabled
 _grad_enabled = torch.is_grad_enabled
-_forward_ad = torch.autograd.forward_ad
-_forward_level = functools.partial(getattr, _forward_ad, "_current_level", -1)  # -1 outside dual_level()
+# forward_ad's level (-1 outside dual_level()) and a tensor's tangent, as the array layer reads them.
+_torch_adapter = framework_of(torch.Tensor)
+_forward_level = (functools.partial(getattr, _torch_adapter.forward_ad, "_current_level")
+                  if _torch_adapter.forward_ad is not None else lambda: -1)
+_tangent_of = _torch_adapter.tangent_of
 _JVP = torch._C._functorch.TransformType.Jvp
 
 
@@ -89,7 +93,7 @@ def _no_forward_mode(op: str, tensors) -> None:
     # Anywhere in functorch's stack: jvp(functionalize(f)) has jvp below the top.
     if (_transform() is not None and any(i.key() == _JVP for i in torch._C._functorch.get_interpreter_stack())) or (
             _forward_level() >= 0
-            and any(_forward_ad.unpack_dual(t).tangent is not None for t in tensors if isinstance(t, _Tensor))):
+            and any(_tangent_of(t) is not None for t in tensors if isinstance(t, _Tensor))):
         raise NotImplementedError(f"{op}: forward-mode AD (torch.func.jvp, jacfwd, torch.autograd.forward_ad) "
                                   "would drop the tangents; use reverse mode (backward, torch.autograd.grad)")
 
