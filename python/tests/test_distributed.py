@@ -150,7 +150,7 @@ def _gathered(local, d):
     pieces = [None] * dist.get_world_size()
     dist.all_gather_object(pieces, (local.reshape(-1).view(torch.uint8).numpy().tobytes(), local.shape))
     raw = [torch.frombuffer(bytearray(b), dtype=torch.uint8) if b else torch.empty(0, dtype=torch.uint8) for b, _ in pieces]
-    return torch.cat([_bits(r.view(local.dtype).reshape(shape)) for r, (_, shape) in zip(raw, pieces)], d).view(local.dtype)
+    return torch.cat([_bits(r.view(local.dtype).reshape(shape)) for r, (_, shape) in zip(raw, pieces, strict=True)], d).view(local.dtype)
 
 
 def _equal(got, want):
@@ -167,7 +167,7 @@ def _by_rank(want, d, shape):
 def _rows_in(want, d, sizes):
     """The rows of the global coordinates `want` in each of the shards along d of the given sizes."""
     ends = torch.tensor(sizes).cumsum(0).tolist()
-    return [want[(want[:, d] >= end - n) & (want[:, d] < end)] for n, end in zip(sizes, ends)]
+    return [want[(want[:, d] >= end - n) & (want[:, d] < end)] for n, end in zip(sizes, ends, strict=True)]
 
 
 def _mesh():
@@ -410,7 +410,7 @@ def case_split():
             want = torch.split(x, shape[axis] // sizes if isinstance(sizes, int) else sizes, axis)
             parts = odd.split(_shard(x, d), sizes, axis, dim=d)
             assert len(parts) == len(want)
-            for p, w in zip(parts, want):
+            for p, w in zip(parts, want, strict=True):
                 _equal(_gathered(p, d), w)
                 _equal(p, _shard(w, d).cpu())
     # sizes as opendml.torch.split takes them too: a 1-D NumPy array or tensor, a 0-d one for a count
@@ -419,7 +419,7 @@ def case_split():
         want = torch.split(x, 4 if np.ndim(sizes) == 0 else [4, 0, 8], 0)
         parts = odd.split(_shard(x, 0), sizes, 0, dim=0)
         assert len(parts) == len(want)
-        for p, w in zip(parts, want):
+        for p, w in zip(parts, want, strict=True):
             _equal(_gathered(p, 0), w)
 
 
@@ -436,7 +436,7 @@ def case_split_sizes_read_as_opendml_torch_reads_them():
     for mine, others in (((4, 8), np.array([4, 8])), (torch.tensor([4, 8]), [np.int64(4), 8]),
                          (torch.tensor(2), np.array(2)), (np.int64(2), 2)):
         parts = odd.split(piece, mine if rank == last else others, 0, dim=0)
-        for p, w in zip(parts, torch.split(x, [4, 8] if np.ndim(mine) else 6, 0)):
+        for p, w in zip(parts, torch.split(x, [4, 8] if np.ndim(mine) else 6, 0), strict=True):
             _equal(_gathered(p, 0), w)
     bad = (True, torch.tensor(True), torch.tensor(2.0), torch.tensor([4.0, 8.0]), np.array([[4, 8]]), [4, None],
            [4, 8.0], "48")
@@ -470,7 +470,7 @@ def case_lazy_views():
         _equal(odd.join([part, part], 0, dim=0, replicated=True), torch.cat([whole, whole], 0))
         _equal(odd.join([part, part], 1, dim=0, replicated=True), torch.cat([whole, whole], 1))
         got = odd.split(part, [3, 6], 0, dim=0)
-        for p, w in zip(got, torch.split(whole, [3, 6], 0)):
+        for p, w in zip(got, torch.split(whole, [3, 6], 0), strict=True):
             _equal(_gathered(p, 0), w)
     coords, total = odd.nonzero(imag, dim=0, gather=True)
     want = torch.nonzero(z.conj().imag.resolve_neg())
@@ -719,15 +719,24 @@ def case_any_local_exception_raises_on_every_rank():
             odd.join([x, mine], 0, dim=0)
     check_piece = odd._check_piece
 
-    def broken(kind, t):  # anything else that one rank raises (a RuntimeError of torch's, say)
-        raise RuntimeError("broken on this rank")
-
-    odd._check_piece = broken if rank == last else check_piece
+    # Anything else that one rank raises, as every rank raises it: torch's own NotImplementedError
+    # (an operator it lacks for a type) as an UnsupportedError, a ValueError as an opendml.Error with
+    # its message, and the rest (a RuntimeError of torch's, say) as an opendml.Error naming its type.
+    raised = ((RuntimeError, opendml.Error, "RuntimeError: broken on this rank"),
+              (NotImplementedError, opendml.UnsupportedError, "broken on this rank"),
+              (ValueError, opendml.Error, "broken on this rank"),
+              (TypeError, TypeError, "broken on this rank"))
     try:
-        for call in (lambda: odd.nonzero(x, dim=0, gather=True), lambda: odd.join([x, x], 1, dim=0),
-                     lambda: odd.split(x, [1, 2], 1, dim=0)):
-            with pytest.raises(opendml.Error, match=r"RuntimeError: broken on this rank \(on rank %d\)" % last):
-                call()
+        for error, expected, message in raised:
+            def broken(kind, t, error=error):
+                raise error("broken on this rank")
+
+            odd._check_piece = broken if rank == last else check_piece
+            for call in (lambda: odd.nonzero(x, dim=0, gather=True), lambda: odd.join([x, x], 1, dim=0),
+                         lambda: odd.split(x, [1, 2], 1, dim=0)):
+                with pytest.raises(expected, match=r"^%s \(on rank %d\)$" % (message, last)) as caught:
+                    call()
+                assert type(caught.value) is expected
     finally:
         odd._check_piece = check_piece
     # The world still works: nothing was left hanging.

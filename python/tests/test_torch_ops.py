@@ -167,8 +167,12 @@ def test_join_and_split_match_cat_and_split(dtype):
         joined = odt.join([a, b, c], axis)
         assert same_bits(joined, torch.cat([a, b, c], axis))
         parts = odt.split(joined, [2, 0, 5, 1], axis)
-        for got, want in zip(parts, torch.split(joined, [2, 0, 5, 1], axis)):
+        for got, want in zip(parts, torch.split(joined, [2, 0, 5, 1], axis), strict=True):
             assert same_bits(got, want)
+    # The lowest axis, -rank, is axis 0.
+    assert same_bits(odt.join([a, a], -3), torch.cat([a, a], 0))
+    for got, want in zip(odt.split(a, [1, 2], -3), torch.split(a, [1, 2], 0), strict=True):
+        assert same_bits(got, want)
 
 
 def test_join_and_split_of_views_empty_parts_and_equal_parts():
@@ -178,11 +182,14 @@ def test_join_and_split_of_views_empty_parts_and_equal_parts():
     assert same_bits(odt.join([empty, x, empty, x[:, 1:3]], 1), torch.cat([x, x[:, 1:3]], 1))
     assert odt.join([empty, empty], 1).shape == (5, 0, 6)
     parts = odt.split(x, 3, axis=-1)
-    assert all(same_bits(p, q) for p, q in zip(parts, torch.split(x, 2, -1)))
+    assert all(same_bits(p, q) for p, q in zip(parts, torch.split(x, 2, -1), strict=True))
     assert all(p.is_contiguous() and p.data_ptr() != x.data_ptr() for p in parts)  # new tensors
     # No sizes for an axis of size 0: no parts, as torch.split gives (the kernel raised, the fake did not).
     for x in (torch.empty(0, 2), torch.empty(0, 2, device="meta")):
         assert odt.split(x, [], 0) == [] and torch.split(x, [], 0) == ()
+    # No sizes for an axis that is not empty: an error, as in torch.split.
+    with pytest.raises(opendml.Error, match="add up to 3"):
+        odt.split(torch.ones(3, 2), [], 0)
 
 
 def test_join_and_split_errors():
@@ -196,6 +203,9 @@ def test_join_and_split_errors():
         odt.join([a, a.to("meta")], 0)
     with pytest.raises(opendml.Error, match="axis 2 is outside"):
         odt.join([a], 2)
+    for sizes, axis in ((3, 5), ([1, 1], -3)):  # a count or sizes along an axis a doesn't have
+        with pytest.raises(opendml.Error, match=f"axis {axis} is outside"):
+            odt.split(a, sizes, axis)
     with pytest.raises(opendml.Error, match="at least one input"):
         odt.join([], 0)
     with pytest.raises(opendml.Error, match="add up to 3"):
@@ -320,7 +330,7 @@ def test_split_sizes_of_an_array_or_tensor():
     TypeError); a 0-d one is a count. What is neither a count nor iterable names the argument."""
     a = torch.arange(12.0).reshape(3, 4)
     for sizes in (np.array([1, 3]), torch.tensor([1, 3])):
-        assert all(torch.equal(p, q) for p, q in zip(odt.split(a, sizes, 1), torch.split(a, [1, 3], 1)))
+        assert all(torch.equal(p, q) for p, q in zip(odt.split(a, sizes, 1), torch.split(a, [1, 3], 1), strict=True))
     with torch.no_grad():  # the dispatcher's path too
         b = a.clone().requires_grad_()
     assert [p.shape for p in odt.split(b, np.array([2, 1]), 0)] == [(2, 4), (1, 4)]
@@ -379,7 +389,9 @@ def test_forward_mode_is_refused_rather_than_wrong():
     import torch.autograd.forward_ad as fwAD
 
     x, t = torch.arange(3.0), torch.ones(3)
-    for f in (lambda p: odt.join([p, p]), lambda p: odt.split(p, [1, 2])[1], lambda p: odt.split(p, 3)[0]):
+    plain = (lambda p: torch.cat([p, p]), lambda p: torch.split(p, [1, 2])[1], lambda p: torch.split(p, 1)[0])
+    ours = (lambda p: odt.join([p, p]), lambda p: odt.split(p, [1, 2])[1], lambda p: odt.split(p, 3)[0])
+    for f, g in zip(ours, plain, strict=True):
         with pytest.raises(NotImplementedError, match="forward-mode AD"):
             torch.func.jvp(f, (x,), (t,))
         with pytest.raises(NotImplementedError, match="forward-mode AD"):
@@ -389,7 +401,7 @@ def test_forward_mode_is_refused_rather_than_wrong():
         with fwAD.dual_level():
             with pytest.raises(NotImplementedError, match="forward-mode AD"):
                 f(fwAD.make_dual(x, t))
-            assert torch.equal(f(x), f(x.clone()))  # no tangent: a plain call
+            assert torch.equal(f(x), g(x))  # no tangent: a plain call
     # A fake implementation's stand-in run inside a dual level, with no tangent anywhere, traces:
     # the array layer's tangent check asked below ADInplaceOrView, where torch asserted.
     from torch._subclasses.fake_tensor import FakeTensorMode
@@ -491,8 +503,10 @@ def test_eager_calls_go_to_the_kernel_only_where_the_dispatcher_has_nothing_to_d
     # split and nonzero take the same route, with the same results as through torch.ops.
     x = torch.randn(5, 3, generator=g)
     parts = odt.split(x, [2, 3], 0)
-    assert all(same_bits(p, q) for p, q in zip(parts, torch.ops.opendml.split(x, [2, 3], 0)))
+    assert all(same_bits(p, q) for p, q in zip(parts, torch.ops.opendml.split(x, [2, 3], 0), strict=True))
+    assert all(same_bits(p, q) for p, q in zip(parts, torch.split(x, [2, 3], 0), strict=True))
     mask = x > 0
     coords, count = odt.nonzero(mask)
     ops_coords, ops_count = torch.ops.opendml.nonzero_coordinates(mask)
     assert torch.equal(count, ops_count) and torch.equal(coords[:count], ops_coords[:ops_count])
+    assert torch.equal(coords[:count].long(), torch.nonzero(mask))
