@@ -76,7 +76,7 @@ def test_concat_and_split_bit_exact(dtype):
         sizes = [p.shape[axis] for p in parts]
         pieces = opendml.split(joined, sizes, axis=axis)
         assert len(pieces) == len(parts)
-        for got, want in zip(pieces, parts):
+        for got, want in zip(pieces, parts, strict=True):
             np.testing.assert_array_equal(bits(got), bits(want))
 
 
@@ -257,7 +257,7 @@ def test_negative_axes_match_numpy():
     x = np.arange(2 * 3 * 4, dtype=np.int32).reshape(2, 3, 4)
     for axis in range(-3, 3):
         np.testing.assert_array_equal(opendml.concat([x, x], axis=axis), np.concatenate([x, x], axis=axis))
-        for got, want in zip(opendml.split(x, [1, x.shape[axis] - 1], axis=axis), np.split(x, [1], axis=axis)):
+        for got, want in zip(opendml.split(x, [1, x.shape[axis] - 1], axis=axis), np.split(x, [1], axis=axis), strict=True):
             np.testing.assert_array_equal(got, want)
 
 
@@ -275,9 +275,9 @@ def test_empty_pieces_take_no_part():
 def test_split_into_equal_sections():
     x = np.arange(12, dtype=np.int64).reshape(2, 6)
     for sections in (3, np.int64(3)):
-        for got, want in zip(opendml.split(x, sections, axis=-1), np.split(x, 3, axis=-1)):
+        for got, want in zip(opendml.split(x, sections, axis=-1), np.split(x, 3, axis=-1), strict=True):
             np.testing.assert_array_equal(got, want)
-    for got, want in zip(opendml.split(x, (np.int32(1), 5), axis=1), np.split(x, [1], axis=1)):
+    for got, want in zip(opendml.split(x, (np.int32(1), 5), axis=1), np.split(x, [1], axis=1), strict=True):
         np.testing.assert_array_equal(got, want)
 
 
@@ -461,7 +461,7 @@ def test_the_cache_key_sees_every_change_of_layout_type_and_count():
     for sizes in ([2, 0, 3, 1, 0, 4, 2], [12], [1] * 12):
         for y in (x, x.contiguous()):
             parts = opendml.split(y, sizes, axis=0)
-            assert all(torch.equal(p, q) for p, q in zip(parts, torch.split(y, sizes, 0)))
+            assert all(torch.equal(p, q) for p, q in zip(parts, torch.split(y, sizes, 0), strict=True))
     grad = torch.ones(3, 2, requires_grad=True)
     with torch.no_grad():  # with grad mode on, such an input is refused (test_inputs_that_require_grad_...)
         r = opendml.concat([grad, grad])  # a result the call allocates never requires grad
@@ -995,7 +995,7 @@ def test_concat_holds_what_a_sequence_makes_as_it_is_indexed():
 def test_split_takes_sizes_in_a_numpy_array():
     x = np.arange(6)
     for sizes in (np.array([2, 4]), np.array([1, 2, 3], np.uint8)):
-        for got, want in zip(opendml.split(x, sizes), np.split(x, np.cumsum(sizes)[:-1])):
+        for got, want in zip(opendml.split(x, sizes), np.split(x, np.cumsum(sizes)[:-1]), strict=True):
             assert np.array_equal(got, want)
     assert [p.tolist() for p in opendml.split(x, np.int64(3))] == [[0, 1], [2, 3], [4, 5]]  # a NumPy integer: sections
     raises(opendml.Error, "sizes add up to 5", opendml.split, x, np.array([2, 3]))

@@ -224,7 +224,11 @@ def test_integer_arguments_take_any_index():
     t = TensorDesc(F32, np.array([2, 3]), strides=(np.int64(3), np.uint8(1)), total_size=np.uint64(24),
                    alignment=np.int32(4))
     assert (t.sizes, t.strides, t.total_size, t.alignment) == ([2, 3], [3, 1], 24, 4)
-    assert opendml.JoinDesc([t], t, np.uint32(1)) is not None
+    # The axis is read as 1: joining along it gives [2, 6], which axis 0 would not.
+    u = TensorDesc(F32, np.array([2, 6]))
+    assert opendml.Operator(opendml.Device(), opendml.JoinDesc([t, t], u, np.uint32(1))).compile() is not None
+    with pytest.raises(opendml.Error, match=r"other than Axis \(0\) must match"):
+        opendml.Operator(opendml.Device(), opendml.JoinDesc([t, t], u, np.uint32(0))).compile()
 
 
 def test_a_stream_object_with_a_short_cuda_stream_tuple_is_an_error():

@@ -100,7 +100,11 @@ def test_dynamic_shapes_compile_once():
     compiled = torch.compile(f, fullgraph=True, dynamic=True, backend=counter)
     for n in (5, 9, 13):
         x, y = torch.randn(n, 3), torch.randn(n + 1, 3)
-        assert all(torch.equal(a, b) for a, b in zip(compiled(x, y), f(x, y)))
+        got = compiled(x, y)
+        assert all(torch.equal(a, b) for a, b in zip(got, f(x, y), strict=True))
+        coords, count, joined, first, second = got  # and torch's own results
+        assert torch.equal(coords[:count].long(), torch.nonzero(x > 0)) and bool((coords[count:] == -1).all())
+        assert torch.equal(joined, torch.cat([x, y])) and torch.equal(first, x) and torch.equal(second, y)
     assert counter.frame_count == 1  # the fake implementations keep the sizes symbolic
 
 
@@ -121,4 +125,8 @@ def test_numpy_integers_as_arguments_compile():
     x = torch.randn(4, 5)
     got = torch.compile(f, fullgraph=True, backend="aot_eager")(x)
     want = f(x)
-    assert len(got) == len(want) and all(torch.equal(a, b) for a, b in zip(got, want))
+    assert len(got) == len(want) and all(torch.equal(a, b) for a, b in zip(got, want, strict=True))
+    coords, count, joined, first, second = got  # and torch's own results
+    assert torch.equal(coords[:count].long() - torch.tensor([1, 0]), torch.nonzero(x > 0))  # offsets [1, 0]
+    assert torch.equal(joined, torch.cat([x, x], 1))
+    assert torch.equal(first, joined[:, :2]) and torch.equal(second, joined[:, 2:])
