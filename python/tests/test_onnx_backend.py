@@ -288,9 +288,10 @@ def test_unaligned_arrays_are_taken():
     u = np.ndarray((2, 6), np.float32, np.arange(49, dtype=np.uint8).data, 1)
     assert not u.flags.aligned and u.flags.c_contiguous
     (y,) = backend.run_node(node("Concat", ["a", "b"], ["y"], axis=1), [u, u])
-    assert np.array_equal(y, np.concatenate([u, u], 1), equal_nan=True)
+    same = lambda a, b: a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()  # NaNs too
+    assert same(y, np.concatenate([u, u], 1))
     parts = backend.run_node(node("Split", ["x"], ["p", "q"], axis=1, num_outputs=2), [u], opset_version=18)
-    assert all(np.array_equal(p, w, equal_nan=True) for p, w in zip(parts, np.split(u, 2, 1), strict=True))
+    assert all(same(p, w) for p, w in zip(parts, np.split(u, 2, 1), strict=True))
     (where,) = backend.run_node(node("NonZero", ["x"], ["y"]), [u])
     assert np.array_equal(where, np.argwhere(u).T)
 
