@@ -372,6 +372,13 @@ def test_gradients():
     assert torch.autograd.gradcheck(lambda p, q: odt.join([p, q], 1), (a, b))
     x = torch.randn(5, 3, dtype=torch.float64, generator=g, requires_grad=True)
     assert torch.autograd.gradcheck(lambda t: tuple(odt.split(t, [2, 3], 0)), (x,))
+    # The same gradients exactly: join's are the output gradient's pieces, split's their join.
+    out = torch.randn(2, 5, dtype=torch.float64, generator=g)
+    for got, want in zip(torch.autograd.grad(odt.join([a, b], 1), (a, b), out), out.split([3, 2], 1), strict=True):
+        assert same_bits(got, want)
+    pieces = (torch.randn(2, 3, dtype=torch.float64, generator=g), torch.randn(3, 3, dtype=torch.float64, generator=g))
+    (got,) = torch.autograd.grad(odt.split(x, [2, 3], 0), (x,), pieces)
+    assert same_bits(got, torch.cat(pieces))
     # An unused part's gradient is zero.
     first, _ = odt.split(x, [2, 3], 0)
     first.sum().backward()
