@@ -140,6 +140,14 @@ TEST(Extension, TensorsOfTwoToThe64BytesAreRefused) {
                            DML_FEATURE_LEVEL(0), kWide));
 }
 
+// At exactly 2^32 - 1 elements every count fits a UINT32: only inputs past that need a 64-bit count.
+TEST(Extension, NonzeroCountMayStayUint32AtTwoToThe32MinusOneElements) {
+  const UINT rows = 65535, columns = 65537;  // 2^32 - 1 elements
+  ASSERT_EQ(uint64_t{rows} * columns, 0xFFFFFFFFull);
+  const OpDesc d = nonzero(kU8, {rows, columns}, DML_TENSOR_DATA_TYPE_UINT32, {rows, columns, 2});
+  EXPECT_TRUE(create_succeeds(d, DML_FEATURE_LEVEL(0), kWide));
+}
+
 // ---- On the test device ----
 
 TEST(DeviceExtension, Nonzero64BitCountAndCoordinates) {
@@ -175,6 +183,23 @@ TEST(DeviceExtension, NonzeroRowsOfEveryWidth) {
 TEST(DeviceExtension, NonzeroRowsOverSeveralDimensions) {
   NonzeroTester().extensions(kWide).index_type(kU64).sizes({4, 6}).coordinates_rank(3).row_sizes({4, 6}).run();
   NonzeroTester().extensions(kWide).index_type(kI64).sizes({30}).coordinates_rank(4).row_sizes({2, 3, 5}).run();
+}
+
+// A row dimension of size 1 just before N has a stride of its own that no row uses: the rows of
+// {24, 1, 2} with strides {4, 2, 1} are 4 elements apart, not 2.
+TEST(DeviceExtension, NonzeroRowsWithAnInnerRowDimensionOfSizeOne) {
+  for (DML_TENSOR_DATA_TYPE t : {kU64, DML_TENSOR_DATA_TYPE_UINT32}) {
+    SCOPED_TRACE(type_name(t));
+    NonzeroTester()
+        .extensions(kWide)
+        .index_type(t)
+        .sizes({4, 6})
+        .coordinates_rank(3)
+        .row_sizes({24, 1})
+        .coordinates_strides({4, 2, 1})
+        .density(0.7)
+        .run();
+  }
 }
 
 TEST(DeviceExtension, RandomNonzeroCases) {
@@ -261,6 +286,23 @@ TEST(Extension, CoordinateOffsetsAreCheckedAtCreation) {
   const OpDesc join = OpDesc::join({spec(kU8, {2, 3}), spec(kU8, {2, 3})}, spec(kU8, {4, 3}), 0);
   EXPECT_EQ(create_with_offsets(join, kOffsets, {1}, &message), kInvalid);
   EXPECT_NE(message.find("applies to NONZERO_COORDINATES only"), std::string::npos) << message;
+}
+
+// The limit on an offset comes from the largest coordinate of its own column: with the leading
+// dimensions of size 1 that N = 2 leaves out of {1, 1, 4, 6}, column 0 runs to 3 and column 1 to 5.
+TEST(Extension, CoordinateOffsetLimitFollowsEachColumnsDimension) {
+  const OpDesc d = nonzero(kF32, {1, 1, 4, 6}, DML_TENSOR_DATA_TYPE_UINT32, {24, 2});
+  std::string message;
+  EXPECT_EQ(create_with_offsets(d, kOffsets, {0xFFFFFFFFull - 3, 0xFFFFFFFFull - 5}, &message), ODML_STATUS_SUCCESS)
+      << message;
+  EXPECT_EQ(create_with_offsets(d, kOffsets, {0xFFFFFFFFull - 2, 0}, &message), kInvalid);
+  EXPECT_NE(message.find("coordinate offset 0 is 4294967293; with coordinates up to 3 in that column"),
+            std::string::npos)
+      << message;
+  EXPECT_EQ(create_with_offsets(d, kOffsets, {0, 0xFFFFFFFFull - 4}, &message), kInvalid);
+  EXPECT_NE(message.find("coordinate offset 1 is 4294967291; with coordinates up to 5 in that column"),
+            std::string::npos)
+      << message;
 }
 
 TEST(DeviceExtension, NonzeroCoordinateOffsets) {

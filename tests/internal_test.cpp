@@ -197,6 +197,46 @@ TEST(Bindings, RegionsAreRequiredLargeEnoughAlignedAndApart) {
   }
 }
 
+// A JOIN of {2,4} and {2,4} into {2,8} (FLOAT32: 32, 32 and 64 bytes), checked at execute with the
+// given bindings and no temporary or persistent region.
+opendml::internal::Status check_join_bindings(odml_buffer_binding input0, odml_buffer_binding input1,
+                                              odml_buffer_binding output) {
+  const OpDesc join = OpDesc::join({spec(kF32, {2, 4}), spec(kF32, {2, 4})}, spec(kF32, {2, 8}), 1);
+  auto op = opendml::internal::create_operator_def(&join.get());
+  if (!op.ok()) return op.status();
+  odml_buffer_binding inputs[] = {input0, input1}, outputs[] = {output};
+  const odml_bindings b{inputs, 2, outputs, 1, {}, {}};
+  return opendml::internal::check_bindings(*op, &b, opendml::internal::Phase::kExecute, {});
+}
+
+// Regions are half-open: a region that starts at the byte where another ends does not overlap it,
+// whichever of the two is written and whichever comes first.
+TEST(Bindings, TouchingRegionsDoNotOverlap) {
+  alignas(256) static std::byte memory[256];
+  const opendml::internal::Status after = check_join_bindings({memory, 32}, {memory + 32, 32}, {memory + 64, 64});
+  EXPECT_TRUE(after.ok()) << after.message();
+  const opendml::internal::Status before = check_join_bindings({memory + 64, 32}, {memory + 96, 32}, {memory, 64});
+  EXPECT_TRUE(before.ok()) << before.message();
+  // 16 bytes into the second input: refused.
+  const opendml::internal::Status overlapping = check_join_bindings({memory, 32}, {memory + 32, 32}, {memory + 48, 64});
+  EXPECT_EQ(overlapping.code(), ODML_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(overlapping.message().find("overlaps InputTensors[1]"), std::string::npos) << overlapping.message();
+}
+
+// A region whose end would pass the top of the address space is refused: its end would wrap round
+// below its start, where the overlap check (and the kernel) would take it for a small region.
+TEST(Bindings, RegionPastTheEndOfTheAddressSpaceRejected) {
+  alignas(256) static std::byte memory[256];
+  // 16-byte aligned, 16 bytes below the top, for a 64-byte output.
+  void* const top = reinterpret_cast<void*>(std::numeric_limits<uintptr_t>::max() - 15);
+  const opendml::internal::Status s = check_join_bindings({memory, 32}, {memory + 32, 32}, {top, 64});
+  EXPECT_EQ(s.code(), ODML_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(s.message().find("JOIN: execute: OutputTensor at 0xfffffffffffffff0 with 64 bytes runs past the end of "
+                             "the address space"),
+            std::string::npos)
+      << s.message();
+}
+
 // cpu.copy lists at most 2^20 tiles of what a plan moves, however much the descriptors declare: a
 // SPLIT of a broadcast FLOAT64 input of about 2^62 elements moves 2^65 bytes, past the 2^62 at
 // which CopyPlan::bytes stops, and tiles sized from that sum made 2^23 of them (8 million chunks,

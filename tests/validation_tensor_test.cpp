@@ -114,6 +114,18 @@ TEST(Validation, OutputInterleavedOverlapRejected) {
   EXPECT_TRUE(create_fails(d, kInvalid, {"JOIN: OutputTensor.Strides {3, 2}", "same address"}));
 }
 
+// Three dimensions that collide together though no two of them do on their own: strides {3, 2, 1}
+// over {2, 2, 2} give (0,1,1) and (1,0,0) the offset 3, which only the listing of addresses finds.
+TEST(Validation, OutputOverlapOfThreeDimensionsRejected) {
+  const OpDesc d =
+      OpDesc::join({spec(kF32, {2, 2, 1}), spec(kF32, {2, 2, 1})}, spec(kF32, {2, 2, 2}, Shape{3, 2, 1}), 2);
+  EXPECT_TRUE(create_fails(
+      d, kInvalid, {"JOIN: OutputTensor.Strides {3, 2, 1} give elements {0, 1, 1} and {1, 0, 0}", "must not overlap"}));
+  const OpDesc s =
+      OpDesc::split(spec(kF32, {2, 2, 3}), {spec(kF32, {2, 2, 2}, Shape{3, 2, 1}), spec(kF32, {2, 2, 1})}, 2);
+  EXPECT_TRUE(create_fails(s, kInvalid, {"SPLIT: OutputTensors[0].Strides {3, 2, 1} give elements", "same address"}));
+}
+
 // Two dimensions that collide on their own are refused as overlapping whatever the size, before
 // any listing of addresses: (3,0) and (0,2) with strides {2, 3}, in a tensor far past what the
 // listing takes, and after another output has used all of it, in either order.
