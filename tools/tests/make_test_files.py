@@ -58,3 +58,5 @@ write("tools/tests/bad/data/long_data.npy", npy("<f4", (3,), good))
 write("tools/tests/bad/data/header_past_end.npy", b"\x93NUMPY\x01\x00\xff\x7f{'descr'")
 write("tools/tests/bad/data/odd_size.bin", b"\x00" * 6)
 write("tools/tests/bad/data/too_many_dims.npy", npy("<f4", (1,) * 65, floats(1)))
+# Well-formed, but of no elements: a resource holds at least one.
+write("tools/tests/bad/data/no_elements.npy", npy("<f4", (0,), b""))

@@ -294,6 +294,19 @@ def check_cli(tool, model):
         for budget_mib, status in ((64, 1), (512, 0)):
             peak = peak_memory_kib(tool, ["-a", "cpu", "--max-memory", f"{budget_mib}M", "long.json"], cwd, status)
             expect(peak <= budget_mib * 1024 + own, f"--max-memory {budget_mib}M: a peak of {peak} KiB ({own} its own)")
+        # --max-memory is a bound the tool may reach: raised by each shortfall it reports until the
+        # model runs, the budget is exactly what the model takes, and one byte less is refused.
+        budget, done = 1024, None
+        for _ in range(20):
+            done = run(tool, ["-a", "cpu", "--max-memory", str(budget), model], cwd)
+            shortfall = re.search(r"needs (\d+) bytes, but only (\d+) of the memory budget", done.stderr)
+            if done.returncode != 0 and shortfall and int(shortfall.group(1)) > int(shortfall.group(2)):
+                budget += int(shortfall.group(1)) - int(shortfall.group(2))
+            else:
+                break
+        expect(done.returncode == 0 and done.stderr == "", f"--max-memory {budget}: the exact budget is refused", done)
+        done = run(tool, ["-a", "cpu", "--max-memory", str(budget - 1), model], cwd)
+        expect(done.returncode == 1 and "of the memory budget" in done.stderr, f"--max-memory {budget - 1}", done)
         # print's text is made a piece at a time: 2^24 INT8 elements printed verbose (one 16 MiB
         # chunk) made ~400 MB of text at once, far past the 64 MiB budget of the resource itself.
         with open(os.path.join(cwd, "verbose.json"), "w") as f:

@@ -4,7 +4,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "elements.h"
@@ -82,6 +84,83 @@ void npy_short_type_codes() {
       threw = true;
     }
     CHECK(threw);
+  }
+}
+
+// A .npy file built byte by byte, as tools/tests/make_test_files.py builds broken ones: `header` is
+// the dict's text, padded with spaces and a newline so that the data starts at a multiple of 64.
+std::vector<std::byte> npy_file(const std::string& header, std::span<const std::byte> data, unsigned major = 1,
+                                unsigned minor = 0) {
+  const size_t length_bytes = major == 1 ? 2 : 4;
+  std::string text = header;
+  text.append(63 - (8 + length_bytes + text.size()) % 64, ' ') += '\n';
+  std::string file = std::string("\x93NUMPY") + static_cast<char>(major) + static_cast<char>(minor);
+  for (size_t i = 0; i < length_bytes; ++i) file += static_cast<char>((text.size() >> (8 * i)) & 0xFF);
+  file += text;
+  std::vector<std::byte> bytes(reinterpret_cast<const std::byte*>(file.data()),
+                               reinterpret_cast<const std::byte*>(file.data()) + file.size());
+  bytes.insert(bytes.end(), data.begin(), data.end());
+  return bytes;
+}
+
+// What parse_npy says refusing `file`, or "" where it reads it.
+std::string npy_refusal(std::vector<std::byte> file) {
+  try {
+    parse_npy(std::move(file), "t.npy", "test");
+  } catch (const ModelError& e) {
+    return e.why();
+  }
+  return "";
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// The header's grammar is read strictly: a minor version other than 0, a key given twice, text after
+// the dict, or a version 2.0 file that ends inside its 4-byte header length are each refused, with
+// their own message; the same file without the fault is read.
+void npy_malformed_headers() {
+  const std::vector<std::byte> four(16);  // four FLOAT32 elements
+  const std::string good = "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }";
+  CHECK(npy_refusal(npy_file(good, four)).empty());
+  CHECK(npy_refusal(npy_file(good, four, 2)).empty());
+  CHECK(contains(npy_refusal(npy_file(good, four, 1, 1)), ".npy version 1.1 is not supported"));
+  CHECK(contains(npy_refusal(npy_file(good, four, 2, 1)), ".npy version 2.1 is not supported"));
+  CHECK(
+      contains(npy_refusal(npy_file("{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (4,), }", four)),
+               "bad .npy header: the key 'descr' appears twice"));
+  CHECK(contains(npy_refusal(npy_file(good + " (4,)", four)), "bad .npy header: unexpected text after the dict"));
+  const std::string cut("\x93NUMPY\x02\x00\x40\x00", 10);  // version 2.0's length needs 4 bytes
+  CHECK(contains(npy_refusal(std::vector<std::byte>(reinterpret_cast<const std::byte*>(cut.data()),
+                                                    reinterpret_cast<const std::byte*>(cut.data()) + cut.size())),
+                 "bad .npy header: the file ends in it"));
+}
+
+// A one-byte element has no byte order: '>u1' and '>i1' (and '>b1', NumPy's bool) are read as '|u1'
+// and '|i1' are; from two bytes on, big-endian data is refused.
+void npy_big_endian_bytes() {
+  const std::vector<std::byte> two(2);
+  const auto file_of = [&](const std::string& descr, std::span<const std::byte> data) {
+    return npy_file("{'descr': '" + descr + "', 'fortran_order': False, 'shape': (2,), }", data);
+  };
+  const std::pair<const char*, DML_TENSOR_DATA_TYPE> cases[] = {
+      {">u1", DML_TENSOR_DATA_TYPE_UINT8}, {">i1", DML_TENSOR_DATA_TYPE_INT8}, {">b1", DML_TENSOR_DATA_TYPE_INT8}};
+  for (const auto& [descr, type] : cases) {
+    const std::string why = npy_refusal(file_of(descr, two));
+    CHECK(why.empty());
+    if (why.empty()) CHECK(parse_npy(file_of(descr, two), "t.npy", "test").type == type);
+  }
+  CHECK(contains(npy_refusal(file_of(">i2", std::vector<std::byte>(4))), "big-endian data ('>i2') is not supported"));
+}
+
+// A shape of kMaxNpyDims dimensions is written and read back; one more is refused.
+void npy_most_dimensions() {
+  const std::vector<std::byte> one(4);
+  for (const size_t dims : {kMaxNpyDims, kMaxNpyDims + 1}) {
+    const std::vector<uint64_t> shape(dims, 1);
+    std::vector<std::byte> file = npy_header(DML_TENSOR_DATA_TYPE_FLOAT32, shape);
+    file.insert(file.end(), one.begin(), one.end());
+    const std::string why = npy_refusal(file);
+    CHECK(dims == kMaxNpyDims ? why.empty() : contains(why, "the shape has more than 64 dimensions"));
   }
 }
 
@@ -185,6 +264,9 @@ int main() {
   make_npy_of_no_elements();
   make_npy_round_trip();
   npy_short_type_codes();
+  npy_malformed_headers();
+  npy_big_endian_bytes();
+  npy_most_dimensions();
   if (failures == 0) std::puts("all unit tests passed");
   return failures;
 }
