@@ -185,6 +185,17 @@ def test_nonzero_bad_fill(fill, index_dtype, message):
         opendml.nonzero(np.ones((2, 3, 4), np.float32), fill=fill, index_dtype=index_dtype)
 
 
+def test_nonzero_fill_takes_every_value_of_the_coordinates_type():
+    # The largest of each index type is a fill, not refused as past it.
+    y = np.array([[0, 5, 0], [6, 0, 7]], np.float32)
+    for dtype, fill in (("uint32", 2**32 - 1), ("int64", 2**63 - 1), ("uint64", 2**64 - 1), ("int64", -(2**63))):
+        coords, count = opendml.nonzero(y, fill=fill, index_dtype=dtype)
+        n = int(count[0])
+        assert coords.dtype == np.dtype(dtype) and n == 3
+        np.testing.assert_array_equal(coords[:n], expected_nonzero(y))
+        assert (coords[n:] == fill).all()
+
+
 def test_nonzero_fill_is_judged_by_the_coordinates_written():
     # With out=, the coordinates' type is out='s: fill was checked against index_dtype (uint32).
     x = np.array([[0, 5], [6, 0]], np.uint8)
@@ -684,6 +695,11 @@ def test_invalid_input_raises_error():
            out=[np.zeros((1, 3), np.float32), np.zeros((2, 3), np.float32)])
     raises(opendml.Error, "index_dtype is 'int8'", opendml.nonzero, a, index_dtype="int8")
     raises(opendml.Error, "columns is -1", opendml.nonzero, a, columns=-1)
+    raises(opendml.Error, "arrays\\[1\\] has shape \\(3,\\) and element type float32 but the whole has shape \\(2, 3\\)",
+           opendml.concat, [a, np.zeros(3, np.float32)])
+    raises(opendml.Error, "out\\[1\\] has shape \\(3,\\) .* every dimension other than axis 0 and the type must match",
+           opendml.split, a, 2, out=[np.zeros((1, 3), np.float32), np.zeros(3, np.float32)])
+    raises(opendml.Error, "columns is 0; coordinates have 1 to x.ndim \\(2\\) columns", opendml.nonzero, a, columns=0)
     raises(opendml.Error, "columns is 3; coordinates have 1 to x.ndim \\(2\\) columns", opendml.nonzero, a, columns=3)
     raises(opendml.Error, "columns is 1099511627776", opendml.nonzero, a, columns=2**40)
     raises(opendml.Error, "NONZERO_COORDINATES: OutputCoordinatesTensor", opendml.nonzero, np.zeros((2, 3), np.float32),
@@ -809,9 +825,10 @@ def test_unsupported_cases_raise_not_implemented():
 
 class _Capsule:
     """An array that hands over a DLPack 1.x capsule of its own making (ctypes), to say what a
-    producer may get wrong: a negative dimension count or size, a major version past 1."""
+    producer may get wrong: a negative dimension count or size, a major version past 1, flags, a
+    capsule on another device than __dlpack_device__ says."""
 
-    def __init__(self, array, ndim=None, shape=None, major=1):
+    def __init__(self, array, ndim=None, shape=None, major=1, flags=0, device=(1, 0)):
         import ctypes
 
         class Device(ctypes.Structure):
@@ -838,9 +855,10 @@ class _Capsule:
         self._shape = (ctypes.c_int64 * max(1, len(shape)))(*shape)
         self._managed = m = Managed()
         m.version = Version(major, 0)
+        m.flags = flags
         m.deleter = self._deleter = deleter(lambda p: None)
         t = m.dl_tensor
-        t.data, t.device, t.ndim = array.ctypes.data, Device(1, 0), array.ndim if ndim is None else ndim
+        t.data, t.device, t.ndim = array.ctypes.data, Device(*device), array.ndim if ndim is None else ndim
         t.dtype = DataType({"f": 2, "i": 0, "u": 1}[array.dtype.kind], array.itemsize * 8, 1)
         t.shape = ctypes.cast(self._shape, ctypes.POINTER(ctypes.c_int64))
         new = ctypes.pythonapi.PyCapsule_New
@@ -862,6 +880,47 @@ def test_what_a_producer_gets_wrong_is_an_error():
     raises(opendml.UnsupportedError, "came as DLPack 2.0; opendml reads DLPack 1.x", opendml.concat,
            [_Capsule(a, major=2)])
     assert np.array_equal(opendml.concat([_Capsule(a), a]), np.concatenate([a, a]))  # a well-made one
+
+
+def test_a_capsule_is_where_and_what_it_says():
+    a = np.arange(4, dtype=np.float32)
+    # DLPACK_FLAG_BITMASK_IS_COPIED: results written into a copy would be lost; read from, it is fine.
+    out = np.zeros(4, np.float32)
+    raises(opendml.Error, "out came through DLPack as a copy, so results written to it would be lost",
+           opendml.concat, [a], out=_Capsule(out, flags=2))
+    assert not out.any()
+    assert np.array_equal(opendml.concat([_Capsule(a, flags=2)]), a)
+    # A capsule on another device than __dlpack_device__ said: its memory is not the CPU's to read.
+    raises(opendml.Error, "arrays\\[1\\]: its DLPack capsule is on cuda:0, not cpu", opendml.concat,
+           [a, _Capsule(a, device=(2, 0))])
+    raises(opendml.Error, "out: its DLPack capsule is on cuda:0, not cpu", opendml.concat, [a],
+           out=_Capsule(out, device=(2, 0)))
+    assert not out.any()
+    # ... nor on a device that is neither the CPU nor CUDA (kDLVulkan), read as if it were the CPU's.
+    raises(opendml.UnsupportedError, "arrays\\[1\\] is on DLPack device type 7; opendml runs on the CPU and CUDA",
+           opendml.concat, [a, _Capsule(a, device=(7, 0))])
+    raises(opendml.UnsupportedError, "out is on DLPack device type 7", opendml.concat, [a],
+           out=_Capsule(out, device=(7, 0)))
+    assert not out.any()
+
+
+def test_an_array_on_another_device_is_refused_before_it_is_borrowed():
+    class OnCuda(_Capsule):
+        exports = 0
+
+        def __dlpack_device__(self):
+            return (2, 0)
+
+        def __dlpack__(self, **kwargs):
+            OnCuda.exports += 1
+            return super().__dlpack__(**kwargs)
+
+    a = np.arange(4, dtype=np.float32)
+    raises(opendml.Error, "arrays\\[1\\] is on cuda:0 but the work runs on cpu", opendml.concat,
+           [a, OnCuda(a, device=(2, 0))])
+    raises(opendml.Error, "out\\[0\\] is on cuda:0 but the work runs on cpu", opendml.split, a, 1,
+           out=[OnCuda(np.zeros(4, np.float32), device=(2, 0))])
+    assert OnCuda.exports == 0  # asked where it is, never asked for its memory
 
 
 def test_element_types_that_share_a_directml_type_are_not_mixed():
@@ -938,6 +997,37 @@ def test_column_values_read_once_and_as_given():
     coords, count = opendml.nonzero(np.eye(2, dtype=np.uint8), fill=np.array(5), index_dtype="int64")
     assert coords.tolist() == [[0, 0], [1, 1], [5, 5], [5, 5]]  # a 0-d array is one value for every column
     raises(opendml.Error, "offsets is a ndarray; it must be a sequence", opendml.nonzero, x, offsets=np.array(5))
+
+
+def test_nonzero_counts_into_a_0d_array():
+    # A 0-d count is one element, as DirectML's count tensor of one is.
+    x = np.array([[0, 5, 0], [6, 0, 7]], np.float32)
+    for dtype in (np.uint32, np.int64):
+        coords, count = np.zeros((6, 2), dtype), np.zeros((), dtype)
+        opendml.nonzero(x, out=(coords, count))
+        assert count.shape == () and int(count) == 3
+        np.testing.assert_array_equal(coords[:3], expected_nonzero(x))
+    t = torch.zeros((), dtype=torch.int64)
+    opendml.nonzero(torch.from_numpy(x), index_dtype="int64", out=(torch.zeros(6, 2, dtype=torch.int64), t))
+    assert t.item() == 3
+
+
+def test_a_size_1_dimension_may_have_any_stride():
+    # Its only element is reached whatever its stride: a view reversed or stepped along a dimension
+    # of size 1 (its stride negative or huge) is as good as any, as NumPy and PyTorch take it.
+    base = np.arange(16, dtype=np.float32).reshape(2, 8)
+    for view in (base[:1, ::2][::-1], base[1:, ::2][::-1], np.lib.stride_tricks.as_strided(base, (1, 4), (2**40, 8)),
+                 np.lib.stride_tricks.as_strided(base[1:], (1, 4), (-(2**36), 8))):
+        assert view.shape[0] == 1 and not view.flags.c_contiguous
+        np.testing.assert_array_equal(opendml.concat([view, view], axis=1), np.concatenate([view, view], axis=1))
+        np.testing.assert_array_equal(opendml.concat([view, view]), np.concatenate([view, view]))
+    # ... and written through out= too.
+    whole = np.zeros((2, 8), np.float32)
+    opendml.split(np.arange(8, dtype=np.float32).reshape(1, 8), 2, axis=1,
+                  out=[whole[:1, ::2][::-1], whole[1:, ::2][::-1]])
+    assert whole.tolist() == [[0, 0, 1, 0, 2, 0, 3, 0], [4, 0, 5, 0, 6, 0, 7, 0]]
+    t = torch.as_strided(torch.arange(16.0), (1, 4), (2**40, 2))
+    assert torch.equal(opendml.concat([t, t], axis=1), torch.cat([t, t], dim=1))
 
 
 def test_empty_nonzero_checks_out_as_the_library_would():

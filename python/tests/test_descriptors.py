@@ -292,6 +292,23 @@ def test_regions_are_contiguous_arrays_and_written_ones_writable():
     assert big[:14].tolist() == [1, 1, 1, 2, 2, 2, 2, 1, 1, 1, 2, 2, 2, 2]
 
 
+def test_temporary_and_persistent_regions_are_written_so_must_be_writable():
+    # Both are the operator's to write (a temporary region as scratch), like an output.
+    op = join_op()
+    op.initialize()
+    a, b, out = np.ones(6, np.float32), np.full(8, 2, np.float32), np.zeros(14, np.float32)
+    frozen = np.frombuffer(bytes(512), np.uint8)
+    with pytest.raises(opendml.Error, match="^temporary is read-only"):
+        op.execute([a, b], [out], temporary=frozen)
+    with pytest.raises(opendml.Error, match="^persistent is read-only"):
+        op.execute([a, b], [out], persistent=frozen)
+    with pytest.raises(opendml.Error, match="^persistent is read-only"):
+        op.initialize(persistent=frozen)
+    assert not out.any()
+    op.execute([a, b], [out], temporary=np.zeros(512, np.uint8))  # a writable one is fine
+    assert out.tolist() == [1, 1, 1, 2, 2, 2, 2, 1, 1, 1, 2, 2, 2, 2]
+
+
 def test_extensions():
     desc = opendml.JoinDesc([TensorDesc(F32, [2])], TensorDesc(F32, [2]), 0)
     with pytest.raises(opendml.Error, match="extensions 0x8"):
