@@ -164,23 +164,30 @@ TEST(ImplementationChoice, AKernelThatCannotBeMadeFailsTheCompile) {
   EXPECT_EQ(kernel.status().message(), "fake.fast: the device did not answer");
 }
 
+// sample_join's bindings (FLOAT32 inputs of 24 and 40 bytes, an output of 64) checked at execute,
+// with the temporary and persistent regions given and the sizes compile asked for them.
+opendml::internal::Status check_sample_join(odml_buffer_binding input0, odml_buffer_binding input1,
+                                            odml_buffer_binding output, odml_buffer_binding temporary = {},
+                                            odml_buffer_binding persistent = {},
+                                            opendml::internal::RegionSizes sizes = {}) {
+  const OpDesc join = sample_join();
+  auto op = opendml::internal::create_operator_def(&join.get());
+  if (!op.ok()) return op.status();
+  odml_buffer_binding inputs[] = {input0, input1}, outputs[] = {output};
+  const odml_bindings b{inputs, 2, outputs, 1, temporary, persistent};
+  return opendml::internal::check_bindings(*op, &b, opendml::internal::Phase::kExecute, sizes);
+}
+
 // The binding rules for a temporary or persistent region of a given size (docs/contract.md section
 // 2), checked where no operator of the CPU asks for one: DeviceBindings checks them again through
 // execute on a device whose operators do.
 TEST(Bindings, RegionsAreRequiredLargeEnoughAlignedAndApart) {
-  using opendml::internal::Phase;
   using opendml::internal::RegionSizes;
-  const OpDesc join = sample_join();
-  auto op = opendml::internal::create_operator_def(&join.get());
-  ASSERT_TRUE(op.ok()) << op.status().message();
   alignas(256) static std::byte memory[4096];
-  odml_buffer_binding inputs[] = {{memory, 256}, {memory + 256, 256}};
-  odml_buffer_binding outputs[] = {{memory + 512, 256}};
   const auto check = [&](bool persistent, odml_buffer_binding region) {
-    odml_bindings b{inputs, 2, outputs, 1, {}, {}};
-    (persistent ? b.persistent : b.temporary) = region;
-    const RegionSizes sizes = persistent ? RegionSizes{0, 512} : RegionSizes{512, 0};
-    return opendml::internal::check_bindings(*op, &b, Phase::kExecute, sizes);
+    const odml_buffer_binding none{};
+    return check_sample_join({memory, 256}, {memory + 256, 256}, {memory + 512, 256}, persistent ? none : region,
+                             persistent ? region : none, persistent ? RegionSizes{0, 512} : RegionSizes{512, 0});
   };
   for (bool persistent : {false, true}) {
     const std::string name = persistent ? "the persistent region" : "the temporary region";
@@ -197,28 +204,16 @@ TEST(Bindings, RegionsAreRequiredLargeEnoughAlignedAndApart) {
   }
 }
 
-// A JOIN of {2,4} and {2,4} into {2,8} (FLOAT32: 32, 32 and 64 bytes), checked at execute with the
-// given bindings and no temporary or persistent region.
-opendml::internal::Status check_join_bindings(odml_buffer_binding input0, odml_buffer_binding input1,
-                                              odml_buffer_binding output) {
-  const OpDesc join = OpDesc::join({spec(kF32, {2, 4}), spec(kF32, {2, 4})}, spec(kF32, {2, 8}), 1);
-  auto op = opendml::internal::create_operator_def(&join.get());
-  if (!op.ok()) return op.status();
-  odml_buffer_binding inputs[] = {input0, input1}, outputs[] = {output};
-  const odml_bindings b{inputs, 2, outputs, 1, {}, {}};
-  return opendml::internal::check_bindings(*op, &b, opendml::internal::Phase::kExecute, {});
-}
-
 // Regions are half-open: a region that starts at the byte where another ends does not overlap it,
 // whichever of the two is written and whichever comes first.
 TEST(Bindings, TouchingRegionsDoNotOverlap) {
   alignas(256) static std::byte memory[256];
-  const opendml::internal::Status after = check_join_bindings({memory, 32}, {memory + 32, 32}, {memory + 64, 64});
+  const opendml::internal::Status after = check_sample_join({memory, 32}, {memory + 32, 48}, {memory + 80, 64});
   EXPECT_TRUE(after.ok()) << after.message();
-  const opendml::internal::Status before = check_join_bindings({memory + 64, 32}, {memory + 96, 32}, {memory, 64});
+  const opendml::internal::Status before = check_sample_join({memory + 64, 32}, {memory + 96, 48}, {memory, 64});
   EXPECT_TRUE(before.ok()) << before.message();
   // 16 bytes into the second input: refused.
-  const opendml::internal::Status overlapping = check_join_bindings({memory, 32}, {memory + 32, 32}, {memory + 48, 64});
+  const opendml::internal::Status overlapping = check_sample_join({memory, 32}, {memory + 32, 48}, {memory + 64, 64});
   EXPECT_EQ(overlapping.code(), ODML_STATUS_INVALID_ARGUMENT);
   EXPECT_NE(overlapping.message().find("overlaps InputTensors[1]"), std::string::npos) << overlapping.message();
 }
@@ -229,7 +224,7 @@ TEST(Bindings, RegionPastTheEndOfTheAddressSpaceRejected) {
   alignas(256) static std::byte memory[256];
   // 16-byte aligned, 16 bytes below the top, for a 64-byte output.
   void* const top = reinterpret_cast<void*>(std::numeric_limits<uintptr_t>::max() - 15);
-  const opendml::internal::Status s = check_join_bindings({memory, 32}, {memory + 32, 32}, {top, 64});
+  const opendml::internal::Status s = check_sample_join({memory, 32}, {memory + 32, 48}, {top, 64});
   EXPECT_EQ(s.code(), ODML_STATUS_INVALID_ARGUMENT);
   EXPECT_NE(s.message().find("JOIN: execute: OutputTensor at 0xfffffffffffffff0 with 64 bytes runs past the end of "
                              "the address space"),
