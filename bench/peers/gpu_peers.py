@@ -22,7 +22,12 @@ copies), median over the calls (a trace without GPU events, as with --simulate, 
 wall-clock figure below as time_us, and the record's method says why). wall_us is the wall-clock
 time of a batch of calls, per call (host dispatch included), and call_us one call and
 block_until_ready. Inputs rotate over copies that together exceed 2.5 times
-the L2 cache (for inputs of at least L2/200 bytes: smaller ones stay in L2 for every peer).
+the L2 cache (for inputs of at least L2/200 bytes: smaller ones stay in L2 for every peer). Right
+before each peer's timed calls, the copies those calls will read are read once in the order of the
+calls (Inputs.touch), so that every peer starts from the same L2 state: where the calls' copies fit
+in L2, every peer reads them from L2, and where they do not, from memory. Without it, a peer timed
+right after another found the copies that peer had just read in L2, while the first found them as
+the case's set-up had left them.
 Every peer's result is compared with NumPy's on the GPU (inputs up to --check-mib); a peer that
 fails or disagrees is recorded as such and the run goes on.
 
@@ -239,8 +244,12 @@ class Inputs:
         dtype = getattr(torch, str(host_arrays[0].dtype))
         self.torch = [[b[o:o + a.nbytes].view(dtype).view(a.shape) for a, o in zip(host_arrays, offsets)]
                       for b in buffers]
-        self.count, self.nbytes, self._env, self._cupy, self._jax = count, total, env, None, None
+        self.buffers, self.count, self.nbytes, self._env, self._cupy, self._jax = buffers, count, total, env, None, None
         env.clock.sync()
+
+    def touch(self, calls):
+        """Reads the copies that calls 0..calls-1 read, in that order (see the module's docstring)."""
+        touch_buffers(self._env, self.buffers, calls)
 
     @property
     def cupy(self):
@@ -253,6 +262,13 @@ class Inputs:
         if self._jax is None:
             self._jax = [[jax_array(self._env, t) for t in rotation] for rotation in self.torch]
         return self._jax
+
+
+def touch_buffers(env, buffers, calls):
+    """Reads buffers[i % len(buffers)] for i < calls, each once, in that order, and waits."""
+    for buffer in buffers[:min(calls, len(buffers))]:
+        buffer.max()  # a reduction: reads every byte, writes one
+    env.clock.sync()
 
 
 def jax_array(env, tensor):
@@ -283,6 +299,7 @@ class Peer:
     batched: bool = False  # JAX: timed by its profiler's trace (measure)
     padded: bool = False  # coordinates padded past the count with filler rows
     implementation: str = None
+    touch: Callable[[int], None] = None  # reads what calls 0..n-1 read, in order (default: Inputs.touch)
 
 
 def torch_dtype(env, case):
@@ -326,7 +343,8 @@ def copy_peer(env, nbytes):
     count = rotations(env, nbytes)
     sources = [torch.empty(nbytes, dtype=torch.uint8, device=env.device) for _ in range(count)]
     target = torch.empty(nbytes, dtype=torch.uint8, device=env.device)
-    return Peer(lambda i: target.copy_(sources[i % count]), None, f"copy_ of {nbytes} bytes")
+    return Peer(lambda i: target.copy_(sources[i % count]), None, f"copy_ of {nbytes} bytes",
+                touch=lambda calls: touch_buffers(env, sources, calls))
 
 
 def torch_nonzero(env, case, inputs):
@@ -475,9 +493,9 @@ def clamp(value, low, high):
     return int(max(low, min(high, value)))
 
 
-def measure(env, peer):
+def measure(env, peer, touch):
     """{time_us, call_us, host_us, runs, method} (JAX peers: also wall_us, and traced_calls or
-    trace_error): see the module's docstring."""
+    trace_error): see the module's docstring. touch(n) reads what calls 0..n-1 read, in order."""
     clock = env.clock
     wall = []
     for i in range(3):  # warm-up
@@ -502,6 +520,7 @@ def measure(env, peer):
         batch = clamp(1000 / estimate, 1, 32)
         runs = clamp(budget_us / (batch * estimate), 5, 50)
         times = []
+        touch(runs * batch)
         for r in range(runs):
             start = time.perf_counter()
             results = [peer.call(r * batch + j) for j in range(batch)]
@@ -510,7 +529,9 @@ def measure(env, peer):
             del results
         extra["wall_us"] = common.median(times)
         method = f"wall clock, batches of {batch}"
-        traced, facts = jax_device_times(env, peer, clamp(budget_us / estimate, 10, 100))
+        traced_count = clamp(budget_us / estimate, 10, 100)
+        touch(traced_count)
+        traced, facts = jax_device_times(env, peer, traced_count)
         extra.update(facts)
         if traced:
             times, runs = traced, len(traced)
@@ -520,9 +541,11 @@ def measure(env, peer):
     else:
         preroll = min(2 * host_us + 20, 2000) if clock.cycles_per_us else 0
         runs = clamp(budget_us / (estimate + preroll + 30), 10, 200)
+        touch(runs)
         times = [clock.time_us(peer.call, i, preroll) for i in range(runs)]
         method = "events, GPU busy ahead of the call" if preroll else "events" if clock.handle is not None else "wall"
     calls = []
+    touch(clamp(runs / 3, 5, 50))
     for i in range(clamp(runs / 3, 5, 50)):
         if peer.batched:
             start = time.perf_counter()
@@ -696,7 +719,7 @@ def run_case(env, case, seed, check_limit):
                 entry["checked"] = False
             if case.op == "split" and aliases(env, peer, inputs):
                 entry["no_copy"] = True
-            entry.update(measure(env, peer))
+            entry.update(measure(env, peer, peer.touch or inputs.touch))
             del peer
         except Exception as e:  # one peer's failure (missing package, OOM, API) is recorded; the run goes on
             entry["error"] = f"{type(e).__name__}: {e}"[:500]
@@ -921,8 +944,9 @@ def main():
         "streams): per call, its first GPU event to its last in JAX's profiler trace; wall_us: wall clock over "
         "batches of calls. call_us: one call on an idle GPU, host included.",
         f"Inputs rotate over copies totalling at least 2.5 x L2 ({env.l2_bytes / MIB:.0f} MiB), at most "
-        f"{MAX_ROTATIONS} copies. 'of copy' = time of a torch copy_ of half the case's bytes (so it reads and "
-        "writes as many) / time.",
+        f"{MAX_ROTATIONS} copies; before each peer's timed calls, the copies those calls read are read once, in "
+        "their order, so that every peer starts from the same L2 state. 'of copy' = time of a torch copy_ of half "
+        "the case's bytes (so it reads and writes as many) / time.",
         "opendml's bytes: inputs read once, outputs written once in opendml's format (uint32 coordinates).",
     ] + ([f"{k}: {v}" for k, v in missing.items()]))
     if args.simulate:
