@@ -325,6 +325,17 @@ def setting(record):
 # ---- The page ----------------------------------------------------------------------------------------------
 
 
+def l2_state(gpu):
+    """What the GPU run did about the L2 cache ahead of each peer's timed calls (gpu_peers.py)."""
+    if gpu is None:
+        return ""
+    if gpu.get("inputs_touched"):
+        return ("Right before each peer's timed calls, the copies those calls read are read once, in their "
+                "order, so that every peer starts from the same L2 state. ")
+    return ("This run did not yet read them ahead of each peer's timed calls, so the first peer timed, opendml, "
+            "could find inputs of about 64 KiB in memory where the peers timed after it found them in L2. ")
+
+
 def page(gpu, cpu, sources, plots):
     placeholder = gpu is None or gpu.get("placeholder") or (cpu is not None and cpu.get("placeholder"))
     out = ["# Performance against the peers", ""]
@@ -370,7 +381,8 @@ def page(gpu, cpu, sources, plots):
             "opendml is faster. **wrong**: the peer's result differs from NumPy's (see 'Disagreements'); "
             "**views**: the peer returned views of its input and copied nothing; **error**: it could not run.",
             "- GPU inputs rotate over copies that together exceed 2.5 times the L2 cache, so that no one reads "
-            "from L2 (inputs under about 250 KiB stay in L2 for everyone). CPU inputs are not rotated.", ""]
+            "from L2 (inputs under about 250 KiB stay in L2 for everyone). " + l2_state(gpu)
+            + "CPU inputs are not rotated.", ""]
 
     for results, label in ((gpu, "GPU"), (cpu, "CPU")):
         if results is None:

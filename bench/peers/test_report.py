@@ -169,6 +169,17 @@ class ReportTest(unittest.TestCase):
         self.assertIn("## How to reproduce", text)
         self.assertIn("bash bench/peers/run.sh", text)
 
+    def test_the_page_says_whether_each_peer_started_from_the_same_l2_state(self):
+        touched = "the copies those calls read are read once"
+        older = "did not yet read them ahead"
+        page = report.page(self.results, None, ["gpu.json"], {})
+        self.assertNotIn(touched, page)
+        self.assertIn(older, page)
+        self.results["inputs_touched"] = True
+        page = report.page(self.results, None, ["gpu.json"], {})
+        self.assertIn(touched, page)
+        self.assertNotIn(older, page)
+
     def test_docs_page_is_current(self):
         """docs/performance.md is what report.py makes of the results its first line names, with the
         hand-written pages (gaps.md, bench/python/results.md) as they are now: a change to either that
