@@ -1,5 +1,5 @@
 """gpu_peers.py's reading of JAX's profiler traces, on synthetic traces (this machine's CPU produces
-no GPU events).
+no GPU events), its choice of cases, and the reading of each peer's inputs ahead of its timed calls.
 
     python3 -m unittest bench/peers/test_gpu_peers.py
 """
@@ -100,6 +100,47 @@ class SelectedTest(unittest.TestCase):
             picked = gpu_peers.selected(chosen)
             self.assertTrue(picked)
             self.assertEqual([place for place, _ in picked], [seeds[case.name] for _, case in picked])
+
+
+class Buffer:
+    """Stands for a rotation's device buffer: records each read (max) in a shared log."""
+
+    def __init__(self, name, log):
+        self.name, self.log = name, log
+
+    def max(self):
+        self.log.append(self.name)
+
+
+class TouchTest(unittest.TestCase):
+    def env(self):
+        return gpu_peers.Env(None, None, None, None, "cpu", gpu_peers.WallClock(), None, None, {}, 4 << 20, 0.001)
+
+    def test_the_calls_rotations_are_read_once_in_their_order(self):
+        log = []
+        buffers = [Buffer(k, log) for k in range(5)]
+        gpu_peers.touch_buffers(self.env(), buffers, 3)
+        self.assertEqual(log, [0, 1, 2])
+        log.clear()
+        gpu_peers.touch_buffers(self.env(), buffers, 12)  # more calls than rotations: each read once
+        self.assertEqual(log, [0, 1, 2, 3, 4])
+
+    def test_every_timed_loop_starts_after_its_calls_rotations_are_read(self):
+        events = []
+
+        def call(i):
+            events.append(("call", i))
+
+        peer = gpu_peers.Peer(call, None, "synthetic")
+        result = gpu_peers.measure(self.env(), peer, lambda calls: events.append(("touch", calls)))
+        touches = [k for k, e in enumerate(events) if e[0] == "touch"]
+        self.assertEqual([events[k][1] for k in touches], [result["runs"], max(5, min(50, result["runs"] // 3))])
+        # Each touch comes right before the loop it prepares, whose first call is rotation 0, and
+        # the timed loop makes exactly the calls it read for.
+        for k in touches:
+            self.assertEqual(events[k + 1], ("call", 0))
+        timed = events[touches[0] + 1:touches[1]]
+        self.assertEqual(timed, [("call", i) for i in range(result["runs"])])
 
 
 if __name__ == "__main__":
