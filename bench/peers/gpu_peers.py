@@ -544,9 +544,9 @@ def measure(env, peer, touch):
         touch(runs)
         times = [clock.time_us(peer.call, i, preroll) for i in range(runs)]
         method = "events, GPU busy ahead of the call" if preroll else "events" if clock.handle is not None else "wall"
-    calls = []
-    touch(clamp(runs / 3, 5, 50))
-    for i in range(clamp(runs / 3, 5, 50)):
+    calls, idle_runs = [], clamp(runs / 3, 5, 50)
+    touch(idle_runs)
+    for i in range(idle_runs):
         if peer.batched:
             start = time.perf_counter()
             block(env, peer, peer.call(i))

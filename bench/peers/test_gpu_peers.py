@@ -134,7 +134,7 @@ class TouchTest(unittest.TestCase):
         peer = gpu_peers.Peer(call, None, "synthetic")
         result = gpu_peers.measure(self.env(), peer, lambda calls: events.append(("touch", calls)))
         touches = [k for k, e in enumerate(events) if e[0] == "touch"]
-        self.assertEqual([events[k][1] for k in touches], [result["runs"], max(5, min(50, result["runs"] // 3))])
+        self.assertEqual([events[k][1] for k in touches], [result["runs"], gpu_peers.clamp(result["runs"] / 3, 5, 50)])
         # Each touch comes right before the loop it prepares, whose first call is rotation 0, and
         # the timed loop makes exactly the calls it read for.
         for k in touches:
