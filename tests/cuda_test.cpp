@@ -702,9 +702,10 @@ TEST_F(DeviceCuda, AThreadWithoutAContextHasNoneAfterwards) {
 }
 
 // JOIN and SPLIT of pieces of one shape bound inside one buffer. cuda.copy finds pieces at evenly
-// stepped addresses by arithmetic (packed, with gaps, in descending order), and pieces in two runs
-// far apart or shuffled through its pointer table (a shuffle of 3 may happen to step evenly; either
-// way the results must match). The bytes between the pieces must stay as they were.
+// stepped addresses by arithmetic (packed, with gaps, in descending order, in two runs far apart,
+// the last piece or the first one a run of its own), and pieces in three runs or shuffled through its
+// pointer table (a shuffle of 3 may happen to step evenly; either way the results must match). The
+// bytes between the pieces must stay as they were.
 TEST_F(DeviceCuda, PiecesOfOneShapeInOneBuffer) {
   Rng rng(next_seed());
   const auto f32 = DML_TENSOR_DATA_TYPE_FLOAT32;
@@ -722,15 +723,20 @@ TEST_F(DeviceCuda, PiecesOfOneShapeInOneBuffer) {
     const Compiled join(opendml::JoinDesc(pieces, whole, p.axis), piece_sizes, {bytes * p.count});
     const Compiled split(opendml::SplitDesc(whole, pieces, p.axis), {bytes * p.count}, piece_sizes);
     const CudaBuffer temporary(std::max<uint64_t>({join.temporary_bytes(), split.temporary_bytes(), 256}));
-    for (const std::string layout : {"packed", "gaps", "descending", "two runs", "shuffled"}) {
+    for (const std::string layout :
+         {"packed", "gaps", "descending", "two runs", "last apart", "first apart", "three runs", "shuffled"}) {
       SCOPED_TRACE(::testing::Message() << p.count << " pieces of " << p.rows << " x " << p.columns << " along axis "
                                         << p.axis << ", " << layout);
       std::vector<uint64_t> offsets(p.count);
       for (uint32_t i = 0; i < p.count; ++i)
-        offsets[i] = layout == "gaps"         ? i * (bytes + 256)
-                     : layout == "descending" ? (p.count - 1 - i) * (bytes + 48)
-                     : layout == "two runs"   ? i * bytes + (i < p.count / 2 ? 0 : 3 * bytes + 4096)
-                                              : i * bytes;
+        offsets[i] = layout == "gaps"          ? i * (bytes + 256)
+                     : layout == "descending"  ? (p.count - 1 - i) * (bytes + 48)
+                     : layout == "two runs"    ? i * bytes + (i < p.count / 2 ? 0 : 3 * bytes + 4096)
+                     : layout == "last apart"  ? i * bytes + (i + 1 < p.count ? 0 : 2 * bytes + 512)
+                     : layout == "first apart" ? (i + 1) * bytes + (i == 0 ? 0 : bytes + 256)
+                     : layout == "three runs"
+                         ? i * bytes + (i < p.count / 3 ? 0 : 5 * bytes) + (i < 2 * p.count / 3 ? 0 : 7 * bytes)
+                         : i * bytes;
       if (layout == "shuffled") std::shuffle(offsets.begin(), offsets.end(), rng);
       const uint64_t span = *std::max_element(offsets.begin(), offsets.end()) + bytes;
       const CudaBuffer buffer(span), other(bytes * p.count);

@@ -355,21 +355,28 @@ struct UniformItems {
   uint32_t vectors;  // items * item.count, where runs
 };
 
-// The tensors of uniform items whose own tensors, bound at this execute, lie at evenly stepped
-// addresses: views of one buffer, as torch.split, torch.chunk and jnp.split make them. The kernel
-// then finds item i's tensor by arithmetic, and its parameters are a few words rather than a pointer
-// table of 8-32 KB: a JOIN of 1000 inputs of 4 KiB in one buffer, timed from its launch, 1.05x; in
-// CUDA graph replays, whose parameters are on the device already, no change (bench/NOTES.md,
-// "Pieces of one buffer").
+// The tensors of uniform items whose own tensors, bound at this execute, lie in at most kStepRuns
+// runs of evenly stepped addresses: views of one buffer, as torch.split, torch.chunk and jnp.split
+// make them (one run), or tensors allocated one after another, which a caching allocator hands out
+// in order from a block or two (1000 torch tensors of 4 KiB: two runs). The kernel then finds item
+// i's tensor by arithmetic, and its parameters are a few words rather than a pointer table of 8-32
+// KB, whose upload every launch pays: on an H100 a SPLIT of 1000 x 4 KiB took 0.4-0.5 us longer
+// with the table than with a single run, 4 KB of 32-bit offsets were no better, and eight runs (208
+// bytes of parameters) were no better either; two runs (64 bytes) took back 0.3 us of it
+// (bench/NOTES.md, "The launch's parameter block").
+constexpr uint32_t kStepRuns = 2;
 struct SteppedTensors {
   std::byte* shared;
-  uintptr_t own;      // item 0's own tensor; item i's is own + i * own_step (modulo 2^64)
-  uint64_t own_step;  // bytes
+  uint32_t second;               // run 1's first item (items, where run 0 holds them all)
+  uintptr_t own[kStepRuns];      // each run's first tensor; its item j's is own + j * step (mod 2^64)
+  uint64_t own_step[kStepRuns];  // bytes
 };
 
 __device__ __forceinline__ std::byte* shared_tensor(const SteppedTensors& t) { return t.shared; }
 __device__ __forceinline__ std::byte* own_tensor(const SteppedTensors& t, uint32_t i) {
-  return reinterpret_cast<std::byte*>(t.own + i * t.own_step);
+  static_assert(kStepRuns == 2, "picks between two runs");
+  const uint32_t r = i >= t.second;
+  return reinterpret_cast<std::byte*>(t.own[r] + (i - (r ? t.second : 0)) * t.own_step[r]);
 }
 template <uint32_t kCapacity>
 __device__ __forceinline__ std::byte* shared_tensor(const PointerTable<kCapacity>& t) {
@@ -437,13 +444,24 @@ struct UniformLaunch {
 };
 
 // The tensors of `group` (uniform items' launch: slot 0 shared, 1 + i item i's own) as
-// SteppedTensors, where their addresses step evenly.
+// SteppedTensors, where their addresses fall into kStepRuns runs or fewer. Each run takes as many
+// items as step evenly from its first two; any split of the items into such runs is correct.
 std::optional<SteppedTensors> stepped_tensors(const LaunchGroup& group, const ExecuteArgs& args) {
   const auto own = [&](size_t i) { return reinterpret_cast<uintptr_t>(address(group.slots[1 + i], args)); };
-  const uint64_t step = own(1) - own(0);  // uniform items are two or more
-  for (size_t i = 2; i + 1 < group.slots.size(); ++i)
-    if (own(i) != own(0) + i * step) return std::nullopt;
-  return SteppedTensors{address(group.slots[0], args), own(0), step};
+  const size_t items = group.slots.size() - 1;  // uniform items are two or more
+  SteppedTensors t{address(group.slots[0], args), static_cast<uint32_t>(items), {}, {}};
+  size_t first = 0;
+  for (uint32_t r = 0; r < kStepRuns && first < items; ++r) {
+    const uint64_t step = first + 1 < items ? own(first + 1) - own(first) : 0;
+    size_t end = first + 1;
+    while (end < items && own(end) == own(first) + (end - first) * step) ++end;
+    t.own[r] = own(first);
+    t.own_step[r] = step;
+    if (r == 1) t.second = static_cast<uint32_t>(first);
+    first = end;
+  }
+  if (first < items) return std::nullopt;
+  return t;
 }
 
 // The items as UniformItems, with their launch in `group` (the one launch of the plan, replaced),
