@@ -360,10 +360,10 @@ struct UniformItems {
 // make them (one run), or tensors allocated one after another, which a caching allocator hands out
 // in order from a block or two (1000 torch tensors of 4 KiB: two runs). The kernel then finds item
 // i's tensor by arithmetic, and its parameters are a few words rather than a pointer table of 8-32
-// KB, whose upload every launch pays: on an H100 a SPLIT of 1000 x 4 KiB took 0.4-0.5 us longer
-// with the table than with a single run, 4 KB of 32-bit offsets were no better, and eight runs (208
-// bytes of parameters) were no better either; two runs (64 bytes) took back 0.3 us of it
-// (bench/NOTES.md, "The launch's parameter block").
+// KB, which every launch pays for: on an H100 a SPLIT of 1000 x 4 KiB took 0.5 us longer with
+// the table than with one run, 4 KB of 32-bit offsets were no better and eight runs (208 bytes of
+// parameters) little better, and two runs (64 bytes) took back 0.35 us of it
+// (bench/param_block_bench.cu; bench/NOTES.md, "The launch's parameter block").
 constexpr uint32_t kStepRuns = 2;
 struct SteppedTensors {
   std::byte* shared;
