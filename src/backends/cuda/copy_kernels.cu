@@ -295,22 +295,26 @@ __global__ void __launch_bounds__(kThreads) inline_copy_kernel(const __grid_cons
 // their first vectors, resolved at execute, and their blocks. A block finds its item by comparisons
 // at fixed places in the parameters, the same in all its threads, and each width has a kernel of
 // its own: the general kernels' item unravelling and run-time width cost 0.1-0.5 us from 4 KiB to
-// 16 MiB (bench/NOTES.md, "cuda.copy: contiguous runs").
+// 16 MiB (bench/NOTES.md, "cuda.copy: contiguous runs"). A launch carries room for kItems items, 2,
+// 4 or kInlineItems, the fewest that hold the plan's: a launch pays for its parameter block, and a
+// JOIN of two pieces carried eight items' room, 192 bytes, where two take 48 (bench/NOTES.md, "The
+// launch's parameter block").
+template <uint32_t kItems>
 struct Runs {
-  const std::byte* src[kInlineItems];  // set at execute
-  std::byte* dst[kInlineItems];        // set at execute
-  uint32_t first_block[kInlineItems];  // UINT32_MAX past the last item
-  uint32_t count[kInlineItems];        // vectors
+  const std::byte* src[kItems];
+  std::byte* dst[kItems];
+  uint32_t first_block[kItems];  // UINT32_MAX past the last item
+  uint32_t count[kItems];        // vectors
 };
 
-template <uint32_t kWidth>
-__global__ void __launch_bounds__(kThreads) runs_copy_kernel(const __grid_constant__ Runs runs) {
+template <uint32_t kWidth, uint32_t kItems>
+__global__ void __launch_bounds__(kThreads) runs_copy_kernel(const __grid_constant__ Runs<kItems> runs) {
   using V = Vec<kWidth>;
   const std::byte* src = runs.src[0];
   std::byte* dst = runs.dst[0];
   uint32_t first = 0, count = runs.count[0];
 #pragma unroll
-  for (uint32_t j = 1; j < kInlineItems; ++j) {
+  for (uint32_t j = 1; j < kItems; ++j) {
     if (blockIdx.x >= runs.first_block[j]) {
       src = runs.src[j];
       dst = runs.dst[j];
@@ -565,12 +569,7 @@ class CudaCopyKernel final : public Kernel {
       if (std::all_of(plan.items.begin(), plan.items.end(),
                       [&](const CopyItem& c) { return contiguous_run(c) && c.width == plan.items[0].width; })) {
         number_blocks(kThreads * kRunsUnroll);
-        runs_ = std::make_unique<Runs>();
-        std::fill(std::begin(runs_->first_block), std::end(runs_->first_block), UINT32_MAX);
-        for (size_t i = 0; i < items_.size(); ++i) {
-          runs_->first_block[i] = items_[i].first_block;
-          runs_->count[i] = items_[i].count;
-        }
+        runs_ = true;
         return;
       }
       small_ = blocks < device.multiprocessors();
@@ -635,15 +634,24 @@ class CudaCopyKernel final : public Kernel {
     ODML_RETURN_IF_ERROR(guard.status());
     const auto stream = static_cast<cudaStream_t>(args.stream);
     if (runs_) {
-      Runs runs = *runs_;
-      for (size_t i = 0; i < items_.size(); ++i) {
-        const DeviceItem& d = items_[i];
-        runs.src[i] = address(groups_[0].slots[d.src], args) + d.src_offset * d.width;
-        runs.dst[i] = address(groups_[0].slots[d.dst], args) + d.dst_offset * d.width;
-      }
-      const cudaError_t launched = with_width(items_[0].width, [&]<uint32_t kWidth>() {
-        return launch_kernel(runs_copy_kernel<kWidth>, groups_[0].blocks, kThreads, stream, runs);
-      });
+      const auto launch = [&]<uint32_t kItems>() {
+        Runs<kItems> runs{};
+        std::fill(std::begin(runs.first_block), std::end(runs.first_block), UINT32_MAX);
+        for (size_t i = 0; i < items_.size(); ++i) {
+          const DeviceItem& d = items_[i];
+          runs.src[i] = address(groups_[0].slots[d.src], args) + d.src_offset * d.width;
+          runs.dst[i] = address(groups_[0].slots[d.dst], args) + d.dst_offset * d.width;
+          runs.first_block[i] = d.first_block;
+          runs.count[i] = d.count;
+        }
+        return with_width(items_[0].width, [&]<uint32_t kWidth>() {
+          return launch_kernel(runs_copy_kernel<kWidth, kItems>, groups_[0].blocks, kThreads, stream, runs);
+        });
+      };
+      const size_t n = items_.size();
+      const cudaError_t launched = n <= 2   ? launch.template operator()<2>()
+                                   : n <= 4 ? launch.template operator()<4>()
+                                            : launch.template operator()<kInlineItems>();
       return check_launch(launched, "cuda.copy", stream);
     }
     if (inline_) {
@@ -680,7 +688,7 @@ class CudaCopyKernel final : public Kernel {
   std::unique_ptr<UniformItems> uniform_;  // set when the items are uniform (UniformItems; launch groups_[0])
   bool block_per_item_ = false;            // block b copies item b: no block -> item table
   bool small_ = false;                     // inline items in chunks of kThreads * kSmallUnroll vectors
-  std::unique_ptr<Runs> runs_;             // set when the items are contiguous runs of one width: all but addresses
+  bool runs_ = false;                      // the items are contiguous runs of one width (Runs)
 };
 
 // ---- cuda.slices -------------------------------------------------------------------------------
