@@ -57,6 +57,13 @@ static_assert(2 * kInlineItems <= kSmallTable);
 // cuda.copy of contiguous runs (Runs): vectors per thread, at every size. Four a thread from a wave
 // of blocks on were slower from 16 MiB (bench/NOTES.md, "cuda.copy: contiguous runs").
 constexpr uint32_t kRunsUnroll = 1;
+// Runs: a launch has room for kFewRuns, kSomeRuns or kInlineItems items in its parameters, the fewest
+// that hold the plan's (runs_room), since a launch pays for its parameter block: a JOIN of two pieces
+// in 48 bytes rather than 192 measured 1.03-1.05x (bench/NOTES.md, "Runs sized to the plan").
+constexpr uint32_t kFewRuns = 2, kSomeRuns = 4;
+// Uniform items whose own tensors lie in up to kStepRuns runs of evenly stepped addresses pass the
+// runs rather than a pointer table (SteppedTensors).
+constexpr uint32_t kStepRuns = 2;
 // Uniform items that are each one contiguous run (1000 inputs of 4 KiB): vectors per thread. Four
 // measured 1.02x (JOIN) and 1.04x (SPLIT) beside one, which measured as the general uniform kernel
 // (bench/NOTES.md, "cuda.copy: uniform items that are contiguous runs").
@@ -295,10 +302,7 @@ __global__ void __launch_bounds__(kThreads) inline_copy_kernel(const __grid_cons
 // their first vectors, resolved at execute, and their blocks. A block finds its item by comparisons
 // at fixed places in the parameters, the same in all its threads, and each width has a kernel of
 // its own: the general kernels' item unravelling and run-time width cost 0.1-0.5 us from 4 KiB to
-// 16 MiB (bench/NOTES.md, "cuda.copy: contiguous runs"). A launch carries room for kItems items, 2,
-// 4 or kInlineItems, the fewest that hold the plan's: a launch pays for its parameter block, and a
-// JOIN of two pieces carried eight items' room, 192 bytes, where two take 48 (bench/NOTES.md, "The
-// launch's parameter block").
+// 16 MiB (bench/NOTES.md, "cuda.copy: contiguous runs"). Room for kItems items (runs_room).
 template <uint32_t kItems>
 struct Runs {
   const std::byte* src[kItems];
@@ -306,6 +310,11 @@ struct Runs {
   uint32_t first_block[kItems];  // UINT32_MAX past the last item
   uint32_t count[kItems];        // vectors
 };
+
+// The room a launch of Runs has for `items` items.
+uint32_t runs_room(size_t items) {
+  return items <= kFewRuns ? kFewRuns : items <= kSomeRuns ? kSomeRuns : kInlineItems;
+}
 
 template <uint32_t kWidth, uint32_t kItems>
 __global__ void __launch_bounds__(kThreads) runs_copy_kernel(const __grid_constant__ Runs<kItems> runs) {
@@ -368,7 +377,6 @@ struct UniformItems {
 // the table than with one run, 4 KB of 32-bit offsets were no better and eight runs (208 bytes of
 // parameters) little better, and two runs (64 bytes) took back 0.35 us of it
 // (bench/param_block_bench.cu; bench/NOTES.md, "The launch's parameter block").
-constexpr uint32_t kStepRuns = 2;
 struct SteppedTensors {
   std::byte* shared;
   uint32_t second;               // run 1's first item (items, where run 0 holds them all)
@@ -601,7 +609,7 @@ class CudaCopyKernel final : public Kernel {
                             : uniform_ && uniform_->runs ? kUniformRunsUnroll
                             : small_                     ? kSmallUnroll
                                                          : kUnroll;
-    const std::string how = runs_             ? std::string("contiguous runs in the parameters")
+    const std::string how = runs_ ? cat("contiguous runs in the parameters (room for ", runs_room(items_.size()), ")")
                             : inline_         ? cat("items in the parameters (up to ", kInlineItems, ")")
                             : uniform_        ? cat("items of one shape, ",
                                              uniform_->runs ? std::string("each a contiguous run")
@@ -611,9 +619,11 @@ class CudaCopyKernel final : public Kernel {
                                               : std::string("a block -> item table");
     return cat("cuda.copy tuning: ", kThreads, " threads, ", kUnroll, " vectors per thread (", kSmallUnroll,
                " where a copy would not give every SM a block; ", kRunsUnroll, " for up to ", kInlineItems,
-               " contiguous runs; ", kUniformRunsUnroll, " for contiguous runs of one shape); pointer tables of ",
-               kSmallTable, ", ", kMediumTable, " or ", kLargeTable, " tensors; this plan: ", items_.size(), " items, ",
-               how, ", ", unroll, " vectors per thread, ", blocks, " blocks in ", groups_.size(), " launches");
+               " contiguous runs, with room for ", kFewRuns, ", ", kSomeRuns, " or ", kInlineItems, "; ",
+               kUniformRunsUnroll, " for contiguous runs of one shape); pointer tables of ", kSmallTable, ", ",
+               kMediumTable, " or ", kLargeTable, " tensors, or up to ", kStepRuns,
+               " runs of stepped addresses; this plan: ", items_.size(), " items, ", how, ", ", unroll,
+               " vectors per thread, ", blocks, " blocks in ", groups_.size(), " launches");
   }
 
   Status initialize(std::byte* persistent, void* stream) const override {
@@ -648,10 +658,10 @@ class CudaCopyKernel final : public Kernel {
           return launch_kernel(runs_copy_kernel<kWidth, kItems>, groups_[0].blocks, kThreads, stream, runs);
         });
       };
-      const size_t n = items_.size();
-      const cudaError_t launched = n <= 2   ? launch.template operator()<2>()
-                                   : n <= 4 ? launch.template operator()<4>()
-                                            : launch.template operator()<kInlineItems>();
+      const uint32_t room = runs_room(items_.size());
+      const cudaError_t launched = room == kFewRuns    ? launch.template operator()<kFewRuns>()
+                                   : room == kSomeRuns ? launch.template operator()<kSomeRuns>()
+                                                       : launch.template operator()<kInlineItems>();
       return check_launch(launched, "cuda.copy", stream);
     }
     if (inline_) {
