@@ -20,6 +20,8 @@
 #include <cstdlib>
 #include <vector>
 
+#include "cuda_check.h"
+
 namespace {
 
 constexpr uint32_t kPieces = 1000, kPieceVectors = 256, kThreads = 256, kUnroll = 4;
@@ -91,32 +93,25 @@ __global__ void busy(long long cycles) {
   }
 }
 
-void check(cudaError_t e, const char* what) {
-  if (e == cudaSuccess) return;
-  std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e));
-  std::exit(1);
-}
-
-std::vector<char*> sources;
-
 // Median, 10th and 90th percentile of kCalls calls of split<P>, each with the GPU busy ahead of it.
 template <class P, class Make>
-void time_split(const char* name, Make make) {
+void time_split(const char* name, const std::vector<char*>& sources, Make make) {
   std::vector<cudaEvent_t> begin(kCalls), end(kCalls);
   for (int i = 0; i < kCalls; ++i) {
-    check(cudaEventCreate(&begin[i]), "cudaEventCreate");
-    check(cudaEventCreate(&end[i]), "cudaEventCreate");
+    CUDA_CHECK(cudaEventCreate(&begin[i]));
+    CUDA_CHECK(cudaEventCreate(&end[i]));
   }
   for (int i = 0; i < kCalls; ++i) {
     busy<<<1, 1>>>(40000);  // about 20 us
-    check(cudaEventRecord(begin[i]), "cudaEventRecord");
+    CUDA_CHECK(cudaEventRecord(begin[i]));
     split<P><<<kBlocks, kThreads>>>(make(sources[i % kRotations]));
-    check(cudaEventRecord(end[i]), "cudaEventRecord");
+    CUDA_CHECK(cudaEventRecord(end[i]));
   }
-  check(cudaDeviceSynchronize(), "the calls");
+  CUDA_CHECK(cudaGetLastError());  // a launch refused
+  CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<float> us(kCalls);
   for (int i = 0; i < kCalls; ++i) {
-    check(cudaEventElapsedTime(&us[i], begin[i], end[i]), "cudaEventElapsedTime");
+    CUDA_CHECK(cudaEventElapsedTime(&us[i], begin[i], end[i]));
     us[i] *= 1000;
     cudaEventDestroy(begin[i]);
     cudaEventDestroy(end[i]);
@@ -127,8 +122,8 @@ void time_split(const char* name, Make make) {
 }
 
 template <uint32_t kPad>
-void time_padded(char* pieces) {
-  time_split<Padded<kPad>>("one stepped run, padded", [&](char* s) {
+void time_padded(const std::vector<char*>& sources, char* pieces) {
+  time_split<Padded<kPad>>("one stepped run, padded", sources, [&](char* s) {
     Padded<kPad> p{s, pieces, kPieceBytes, {}};
     return p;
   });
@@ -139,37 +134,37 @@ void time_padded(char* pieces) {
 int main(int argc, char** argv) {
   const int rounds = argc > 1 ? std::atoi(argv[1]) : 2;
   const uint64_t bytes = uint64_t{kVectors} * 16;
-  sources.resize(kRotations);
+  std::vector<char*> sources(kRotations);
   for (char*& s : sources) {
-    check(cudaMalloc(&s, bytes), "cudaMalloc");
-    check(cudaMemset(s, 1, bytes), "cudaMemset");
+    CUDA_CHECK(cudaMalloc(&s, bytes));
+    CUDA_CHECK(cudaMemset(s, 1, bytes));
   }
   // The pieces: one buffer, stepped, and a second buffer that holds the last 488 as a second run
   // (as PyTorch's caching allocator hands out 1000 tensors of 4 KiB: 512 to a block of 2 MiB).
   char *one, *second;
-  check(cudaMalloc(&one, bytes), "cudaMalloc");
-  check(cudaMalloc(&second, bytes), "cudaMalloc");
+  CUDA_CHECK(cudaMalloc(&one, bytes));
+  CUDA_CHECK(cudaMalloc(&second, bytes));
   std::vector<char*> pieces(kPieces);
   for (uint32_t i = 0; i < kPieces; ++i) pieces[i] = i < 512 ? one + i * kPieceBytes : second + (i - 512) * kPieceBytes;
   char** in_memory;
-  check(cudaMalloc(&in_memory, sizeof(char*) * kPieces), "cudaMalloc");
-  check(cudaMemcpy(in_memory, pieces.data(), sizeof(char*) * kPieces, cudaMemcpyHostToDevice), "cudaMemcpy");
+  CUDA_CHECK(cudaMalloc(&in_memory, sizeof(char*) * kPieces));
+  CUDA_CHECK(cudaMemcpy(in_memory, pieces.data(), sizeof(char*) * kPieces, cudaMemcpyHostToDevice));
   char* const base = std::min(one, second);
   const bool offsets_fit = std::max(one, second) + bytes - base <= (uint64_t{1} << 32);
 
   cudaDeviceProp prop;
-  check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+  CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   std::printf("%s: SPLIT of %u pieces of %llu bytes, %u blocks of %u threads, %d calls a row\n", prop.name, kPieces,
               static_cast<unsigned long long>(kPieceBytes), kBlocks, kThreads, kCalls);
   for (int round = 1; round <= rounds; ++round) {
     std::printf("-- round %d: the pieces in two runs\n", round);
-    time_split<Table>("pointer table in the parameters", [&](char* s) {
+    time_split<Table>("pointer table in the parameters", sources, [&](char* s) {
       Table p{s, {}};
       std::copy(pieces.begin(), pieces.end(), p.piece);
       return p;
     });
     if (offsets_fit)
-      time_split<Offsets>("32-bit offsets in the parameters", [&](char* s) {
+      time_split<Offsets>("32-bit offsets in the parameters", sources, [&](char* s) {
         Offsets p{s, base, {}};
         for (uint32_t i = 0; i < kPieces; ++i) p.offset[i] = static_cast<uint32_t>(pieces[i] - base);
         return p;
@@ -181,18 +176,18 @@ int main(int argc, char** argv) {
       p.run[1] = {512, second, kPieceBytes};
       return p;
     };
-    time_split<Runs<8>>("up to eight stepped runs", [&](char* s) { return runs(Runs<8>{}, s); });
-    time_split<Runs<2>>("up to two stepped runs", [&](char* s) { return runs(Runs<2>{}, s); });
-    time_split<InMemory>("pointer table in device memory", [&](char* s) { return InMemory{s, in_memory}; });
+    time_split<Runs<8>>("up to eight stepped runs", sources, [&](char* s) { return runs(Runs<8>{}, s); });
+    time_split<Runs<2>>("up to two stepped runs", sources, [&](char* s) { return runs(Runs<2>{}, s); });
+    time_split<InMemory>("pointer table in device memory", sources, [&](char* s) { return InMemory{s, in_memory}; });
     std::printf("-- round %d: the pieces in one buffer, one stepped run\n", round);
-    time_padded<8>(one);
-    time_padded<104>(one);
-    time_padded<232>(one);
-    time_padded<1000>(one);
-    time_padded<4040>(one);
-    time_padded<8000>(one);
-    time_padded<16000>(one);
-    time_padded<32000>(one);
+    time_padded<8>(sources, one);
+    time_padded<104>(sources, one);
+    time_padded<232>(sources, one);
+    time_padded<1000>(sources, one);
+    time_padded<4040>(sources, one);
+    time_padded<8000>(sources, one);
+    time_padded<16000>(sources, one);
+    time_padded<32000>(sources, one);
   }
   return 0;
 }

@@ -58,8 +58,8 @@ static_assert(2 * kInlineItems <= kSmallTable);
 // of blocks on were slower from 16 MiB (bench/NOTES.md, "cuda.copy: contiguous runs").
 constexpr uint32_t kRunsUnroll = 1;
 // Runs: a launch has room for kFewRuns, kSomeRuns or kInlineItems items in its parameters, the fewest
-// that hold the plan's (runs_room), since a launch pays for its parameter block: a JOIN of two pieces
-// in 48 bytes rather than 192 measured 1.03-1.05x (bench/NOTES.md, "Runs sized to the plan").
+// that hold the plan's (with_capacity), since a launch pays for its parameter block: a JOIN of two
+// pieces in 48 bytes rather than 192 measured 1.03-1.05x (bench/NOTES.md, "Runs sized to the plan").
 constexpr uint32_t kFewRuns = 2, kSomeRuns = 4;
 // Uniform items whose own tensors lie in up to kStepRuns runs of evenly stepped addresses pass the
 // runs rather than a pointer table (SteppedTensors).
@@ -165,17 +165,28 @@ std::vector<LaunchGroup> group_launches(const CopyPlan& plan, Assign&& assign) {
   return groups;
 }
 
+// Calls fn.template operator()<kCapacity>() for the first of the capacities (ascending) that holds
+// n, the last where none does, and returns what it returns: a launch's parameters sized to what it
+// carries, since a launch pays for its parameter block (pointer tables, Runs).
+template <uint32_t kFirst, uint32_t... kRest, class Fn>
+auto with_capacity(size_t n, Fn&& fn) {
+  if constexpr (sizeof...(kRest) == 0) {
+    return fn.template operator()<kFirst>();
+  } else {
+    if (n <= kFirst) return fn.template operator()<kFirst>();
+    return with_capacity<kRest...>(n, std::forward<Fn>(fn));
+  }
+}
+
 // Launches kernel(table, args...) with the smallest pointer table that fits the group (and is
 // group.table at least); returns the launch's error.
 template <template <uint32_t> class Kernel, class... Args>
 cudaError_t launch_with_table(const LaunchGroup& group, const ExecuteArgs& args, cudaStream_t stream,
                               Args... kernel_args) {
   const size_t slots = std::max<size_t>(group.slots.size(), group.table);
-  if (slots <= kSmallTable)
-    return Kernel<kSmallTable>::launch(group, pointer_table<kSmallTable>(group, args), stream, kernel_args...);
-  if (slots <= kMediumTable)
-    return Kernel<kMediumTable>::launch(group, pointer_table<kMediumTable>(group, args), stream, kernel_args...);
-  return Kernel<kLargeTable>::launch(group, pointer_table<kLargeTable>(group, args), stream, kernel_args...);
+  return with_capacity<kSmallTable, kMediumTable, kLargeTable>(slots, [&]<uint32_t kCapacity>() {
+    return Kernel<kCapacity>::launch(group, pointer_table<kCapacity>(group, args), stream, kernel_args...);
+  });
 }
 
 // ---- cuda.copy ---------------------------------------------------------------------------------
@@ -302,7 +313,7 @@ __global__ void __launch_bounds__(kThreads) inline_copy_kernel(const __grid_cons
 // their first vectors, resolved at execute, and their blocks. A block finds its item by comparisons
 // at fixed places in the parameters, the same in all its threads, and each width has a kernel of
 // its own: the general kernels' item unravelling and run-time width cost 0.1-0.5 us from 4 KiB to
-// 16 MiB (bench/NOTES.md, "cuda.copy: contiguous runs"). Room for kItems items (runs_room).
+// 16 MiB (bench/NOTES.md, "cuda.copy: contiguous runs"). Room for kItems items (with_runs_room).
 template <uint32_t kItems>
 struct Runs {
   const std::byte* src[kItems];
@@ -311,9 +322,10 @@ struct Runs {
   uint32_t count[kItems];        // vectors
 };
 
-// The room a launch of Runs has for `items` items.
-uint32_t runs_room(size_t items) {
-  return items <= kFewRuns ? kFewRuns : items <= kSomeRuns ? kSomeRuns : kInlineItems;
+// fn.template operator()<kItems>() for the room a launch of Runs has for `items` items.
+template <class Fn>
+auto with_runs_room(size_t items, Fn&& fn) {
+  return with_capacity<kFewRuns, kSomeRuns, kInlineItems>(items, std::forward<Fn>(fn));
 }
 
 template <uint32_t kWidth, uint32_t kItems>
@@ -609,7 +621,8 @@ class CudaCopyKernel final : public Kernel {
                             : uniform_ && uniform_->runs ? kUniformRunsUnroll
                             : small_                     ? kSmallUnroll
                                                          : kUnroll;
-    const std::string how = runs_ ? cat("contiguous runs in the parameters (room for ", runs_room(items_.size()), ")")
+    const std::string how = runs_             ? cat("contiguous runs in the parameters (room for ",
+                                                    with_runs_room(items_.size(), [&]<uint32_t kItems>() { return kItems; }), ")")
                             : inline_         ? cat("items in the parameters (up to ", kInlineItems, ")")
                             : uniform_        ? cat("items of one shape, ",
                                              uniform_->runs ? std::string("each a contiguous run")
@@ -658,11 +671,7 @@ class CudaCopyKernel final : public Kernel {
           return launch_kernel(runs_copy_kernel<kWidth, kItems>, groups_[0].blocks, kThreads, stream, runs);
         });
       };
-      const uint32_t room = runs_room(items_.size());
-      const cudaError_t launched = room == kFewRuns    ? launch.template operator()<kFewRuns>()
-                                   : room == kSomeRuns ? launch.template operator()<kSomeRuns>()
-                                                       : launch.template operator()<kInlineItems>();
-      return check_launch(launched, "cuda.copy", stream);
+      return check_launch(with_runs_room(items_.size(), launch), "cuda.copy", stream);
     }
     if (inline_) {
       // At most 2 * kInlineItems tensors: the small pointer table holds them.
