@@ -1,0 +1,65 @@
+"""Is the peer benchmark's copy slower for some byte counts, or inside some cases?
+
+In every full run on either GPU, the copy that the NONZERO cases are divided by (a torch copy_ of
+half the case's bytes) took 2.2-3.5 us longer, from 4 MiB to 256 MiB, than the copy of the same
+byte count (give or take 4 KiB) in the JOIN and SPLIT cases (bench/NOTES.md, "The copy the NONZERO
+cases are divided by"). Their byte counts differ from round numbers by a few bytes to a few KiB,
+and they run after a NONZERO case's set-up. This times the copy peer, as gpu_peers.py times it:
+
+1. alone, at round sizes and at sizes a few bytes or KiB either side of them;
+2. inside the run_case of a NONZERO case and of the JOIN case of the same bytes, the other peers
+   left out.
+
+   python3 bench/peers/copy_sizes.py [--lib build/peers/opendml/src/libopendml.so] [--rounds 2] [--simulate]
+"""
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+import gpu_peers  # noqa: E402
+
+MIB = 1 << 20
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--lib", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                                      "build", "peers", "opendml", "src", "libopendml.so"))
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--simulate", action="store_true", help="on the CPU, to check the script")
+    args = parser.parse_args()
+    args.cub, args.budget_per_peer_s = "/nonexistent", 0.05
+    modules, missing = gpu_peers.import_frameworks({"jax": "not needed", "cupy": "not needed"})
+    env = gpu_peers.make_env(args, modules, missing)
+    print("the CPU (--simulate)" if args.simulate else modules["torch"].cuda.get_device_name(0), flush=True)
+    sizes = [base + d for base in (4 * MIB, 16 * MIB, 32 * MIB, 64 * MIB) for d in (0, 16, 48, 128, 512, 4096, -2912)]
+    f32 = "float32"
+    cases = [common.nonzero_case("size", f32, 1 << 20, 2, 0.5), common.concat_case("join", "size", f32, 4 * MIB, 2),
+             common.nonzero_case("size", f32, 1 << 24, 2, 0.5), common.concat_case("join", "size", f32, 64 * MIB, 2),
+             common.nonzero_case("density", f32, 1 << 24, 2, 0.0)]
+    seeds = {c.name: place + 1 for place, c in enumerate(gpu_peers.cases(False))}
+    for r in range(1, args.rounds + 1):
+        for n in sizes:
+            peer = gpu_peers.copy_peer(env, n)
+            m = gpu_peers.measure(env, peer, peer.touch)
+            print(f"round {r} alone: copy_ of {n:>10d} bytes (n % 4096 = {n % 4096:>4d}): {m['time_us']:8.2f} us",
+                  flush=True)
+            del peer
+            gpu_peers.release(env)
+        others = dict(gpu_peers.PEERS)
+        try:
+            for op in others:
+                gpu_peers.PEERS[op] = {}
+            for case in cases:  # with the data of a full run (its seed: the case's place + 1)
+                record = gpu_peers.run_case(env, case, seeds[case.name], 256 * MIB)
+                half = max(16, record["bytes"] // 2 // 16 * 16)
+                print(f"round {r} in its case: copy_ of {half:>10d} bytes in {case.name}: "
+                      f"{record['peers']['copy'].get('time_us', float('nan')):8.2f} us", flush=True)
+        finally:
+            gpu_peers.PEERS.update(others)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
