@@ -1,7 +1,7 @@
 """Is the peer benchmark's copy slower for some byte counts, or inside some cases?
 
 In every full run on either GPU, the copy that the NONZERO cases are divided by (a torch copy_ of
-half the case's bytes) took 2.2-3.5 us longer, from 4 MiB to 256 MiB, than the copy of the same
+half the case's bytes) took 2-4 us longer, from 4 MiB to 256 MiB, than the copy of the same
 byte count (give or take 4 KiB) in the JOIN and SPLIT cases (bench/NOTES.md, "The copy the NONZERO
 cases are divided by"). Their byte counts differ from round numbers by a few bytes to a few KiB,
 and they run after a NONZERO case's set-up. This times the copy peer, as gpu_peers.py times it:
@@ -11,7 +11,13 @@ and they run after a NONZERO case's set-up. This times the copy peer, as gpu_pee
    left out.
 
    python3 bench/peers/copy_sizes.py [--lib build/peers/opendml/src/libopendml.so] [--rounds 2] [--simulate]
+
+With --on-file, on any machine: the comparison that raised the question, from full runs' results
+(float32 NONZERO at rank 2, density 0.5, beside the outer-axis JOIN and SPLIT of the same bytes).
+
+   python3 bench/peers/copy_sizes.py --on-file bench/results/gpu_peers_*.json
 """
+import json
 import argparse
 import os
 import sys
@@ -23,13 +29,41 @@ import gpu_peers  # noqa: E402
 MIB = 1 << 20
 
 
+def on_file(paths):
+    """For each results file: each NONZERO case's copy beside the JOIN and SPLIT cases' copy of the
+    same byte count give or take 4 KiB, and NONZERO's "of copy" with either."""
+    for path in paths:
+        with open(path) as f:
+            results = json.load(f)
+        rows = {r["name"]: r for r in results["cases"]}
+        copy = {r["name"]: r["peers"].get("copy", {}).get("time_us") for r in results["cases"]}
+        print(f"{os.path.basename(path)} ({results.get('device', '?')})")
+        for k in (20, 22, 24, 26, 28):
+            nonzero = rows.get(f"nonzero f32 n=2^{k} rank 2 density 0.5")
+            pieces = common.concat_case("join", "size", "float32", 1 << k + 2, 2).params["piece_shape"]
+            same = [f"{op} f32 2 x {pieces} outer axis ({common.size_text(1 << k + 2)})" for op in ("join", "split")]
+            if nonzero is None or copy.get(nonzero["name"]) is None or any(copy.get(n) is None for n in same):
+                continue
+            mine, theirs = nonzero["peers"].get("opendml", {}).get("time_us"), min(copy[n] for n in same)
+            size, round_size = gpu_peers.copy_size(nonzero["bytes"]), gpu_peers.copy_size(rows[same[0]]["bytes"])
+            line = (f"  2^{k}: copy of {size} B {copy[nonzero['name']]:8.2f} us; of {round_size} B in the JOIN and "
+                    f"SPLIT cases {copy[same[0]]:8.2f} / {copy[same[1]]:8.2f} us; difference "
+                    f"{copy[nonzero['name']] - theirs:+6.2f} us")
+            if mine:
+                line += f"; of copy {copy[nonzero['name']] / mine:.3f} -> {theirs * size / round_size / mine:.3f}"
+            print(line)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--lib", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
                                                       "build", "peers", "opendml", "src", "libopendml.so"))
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--simulate", action="store_true", help="on the CPU, to check the script")
+    parser.add_argument("--on-file", nargs="+", metavar="RESULTS", help="compare full runs' results; no GPU")
     args = parser.parse_args()
+    if args.on_file:
+        return on_file(args.on_file)
     args.cub, args.budget_per_peer_s = "/nonexistent", 0.05
     modules, missing = gpu_peers.import_frameworks({"jax": "not needed", "cupy": "not needed"})
     env = gpu_peers.make_env(args, modules, missing)
@@ -54,7 +88,7 @@ def main():
                 gpu_peers.PEERS[op] = {}
             for case in cases:  # with the data of a full run (its seed: the case's place + 1)
                 record = gpu_peers.run_case(env, case, seeds[case.name], 256 * MIB)
-                half = max(16, record["bytes"] // 2 // 16 * 16)
+                half = gpu_peers.copy_size(record["bytes"])
                 print(f"round {r} in its case: copy_ of {half:>10d} bytes in {case.name}: "
                       f"{record['peers']['copy'].get('time_us', float('nan')):8.2f} us", flush=True)
         finally:

@@ -337,6 +337,12 @@ def opendml_peer(env, case, inputs):
                 implementation=op.implementation)
 
 
+def copy_size(nbytes):
+    """The copy a case that moves nbytes is divided by: half of them, so that it reads and writes as
+    many, in whole 16-byte vectors."""
+    return max(16, nbytes // 2 // 16 * 16)
+
+
 def copy_peer(env, nbytes):
     """torch copy_ of nbytes, the sources rotated like the inputs."""
     torch = env.torch
@@ -699,7 +705,7 @@ def run_case(env, case, seed, check_limit):
                     for e in common.reference(case, host)]
     del host
 
-    peers = {"copy": lambda *_: copy_peer(env, max(16, nbytes // 2 // 16 * 16))}
+    peers = {"copy": lambda *_: copy_peer(env, copy_size(nbytes))}
     peers.update(PEERS[case.op])
     for name, make in peers.items():
         entry = {}
