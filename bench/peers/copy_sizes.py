@@ -17,8 +17,8 @@ With --on-file, on any machine: the comparison that raised the question, from fu
 
    python3 bench/peers/copy_sizes.py --on-file bench/results/gpu_peers_*.json
 """
-import json
 import argparse
+import json
 import os
 import sys
 
@@ -39,9 +39,8 @@ def on_file(paths):
         copy = {r["name"]: r["peers"].get("copy", {}).get("time_us") for r in results["cases"]}
         print(f"{os.path.basename(path)} ({results.get('device', '?')})")
         for k in (20, 22, 24, 26, 28):
-            nonzero = rows.get(f"nonzero f32 n=2^{k} rank 2 density 0.5")
-            pieces = common.concat_case("join", "size", "float32", 1 << k + 2, 2).params["piece_shape"]
-            same = [f"{op} f32 2 x {pieces} outer axis ({common.size_text(1 << k + 2)})" for op in ("join", "split")]
+            nonzero = rows.get(common.nonzero_case("size", "float32", 1 << k, 2, 0.5).name)
+            same = [common.concat_case(op, "size", "float32", 4 << k, 2).name for op in ("join", "split")]
             if nonzero is None or copy.get(nonzero["name"]) is None or any(copy.get(n) is None for n in same):
                 continue
             mine, theirs = nonzero["peers"].get("opendml", {}).get("time_us"), min(copy[n] for n in same)
@@ -82,17 +81,11 @@ def main():
                   flush=True)
             del peer
             gpu_peers.release(env)
-        others = dict(gpu_peers.PEERS)
-        try:
-            for op in others:
-                gpu_peers.PEERS[op] = {}
-            for case in cases:  # with the data of a full run (its seed: the case's place + 1)
-                record = gpu_peers.run_case(env, case, seeds[case.name], 256 * MIB)
-                half = gpu_peers.copy_size(record["bytes"])
-                print(f"round {r} in its case: copy_ of {half:>10d} bytes in {case.name}: "
-                      f"{record['peers']['copy'].get('time_us', float('nan')):8.2f} us", flush=True)
-        finally:
-            gpu_peers.PEERS.update(others)
+        for case in cases:  # with the data of a full run (its seed: the case's place + 1), the copy alone
+            record = gpu_peers.run_case(env, case, seeds[case.name], 256 * MIB, peers={})
+            half = gpu_peers.copy_size(record["bytes"])
+            print(f"round {r} in its case: copy_ of {half:>10d} bytes in {case.name}: "
+                  f"{record['peers']['copy'].get('time_us', float('nan')):8.2f} us", flush=True)
 
 
 if __name__ == "__main__":

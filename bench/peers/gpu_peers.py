@@ -688,7 +688,9 @@ def aliases(env, peer, inputs):
 # ---- A case ----------------------------------------------------------------------------------------------------
 
 
-def run_case(env, case, seed, check_limit):
+def run_case(env, case, seed, check_limit, peers=None):
+    """The case's record: the copy, then each of `peers` ({name: maker}; by default every peer of
+    the case's operator), timed and checked."""
     if case.op == "nonzero":
         host = [common.nonzero_data(case, seed)]
         nonzeros = common.count_nonzero(host[0], case.dtype)
@@ -705,9 +707,9 @@ def run_case(env, case, seed, check_limit):
                     for e in common.reference(case, host)]
     del host
 
-    peers = {"copy": lambda *_: copy_peer(env, copy_size(nbytes))}
-    peers.update(PEERS[case.op])
-    for name, make in peers.items():
+    makers = {"copy": lambda *_: copy_peer(env, copy_size(nbytes))}
+    makers.update(PEERS[case.op] if peers is None else peers)
+    for name, make in makers.items():
         entry = {}
         try:
             if family(name) in env.missing:

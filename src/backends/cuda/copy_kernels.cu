@@ -617,12 +617,12 @@ class CudaCopyKernel final : public Kernel {
   std::string tuning() const {
     uint32_t blocks = 0;
     for (const LaunchGroup& group : groups_) blocks += group.blocks;
+    const uint32_t room = with_runs_room(items_.size(), [&]<uint32_t kItems>() { return kItems; });
     const uint32_t unroll = runs_                        ? kRunsUnroll
                             : uniform_ && uniform_->runs ? kUniformRunsUnroll
                             : small_                     ? kSmallUnroll
                                                          : kUnroll;
-    const std::string how = runs_             ? cat("contiguous runs in the parameters (room for ",
-                                                    with_runs_room(items_.size(), [&]<uint32_t kItems>() { return kItems; }), ")")
+    const std::string how = runs_             ? cat("contiguous runs in the parameters (room for ", room, ")")
                             : inline_         ? cat("items in the parameters (up to ", kInlineItems, ")")
                             : uniform_        ? cat("items of one shape, ",
                                              uniform_->runs ? std::string("each a contiguous run")
