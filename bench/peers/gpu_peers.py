@@ -88,6 +88,9 @@ def cases(quick):
     for op in ("join", "split"):
         out += [cat(op, "size", f32, 4 << k, 2) for k in (10, 14, 17, 20, 22, 24, 26, 28)]
         out += [cat(op, "type", t, 256 * MIB, 2, s) for t in (u8, f16) for s in (4, 16)]
+    # Attention's fused QKV projection split into Q, K and V along its inner axis, and joined back, at
+    # decode-sized batches of 32 and 256 tokens (hidden size 4096): a few pieces of wide rows.
+    out += [cat(op, "wide", f16, 3 * rows * 8192, 3, 8192) for op in ("join", "split") for rows in (32, 256)]
     return out
 
 
