@@ -200,6 +200,14 @@ TEST(DeviceJoin, FewAndManyInputsOfEverySize) {
       SplitTester().axis(1).outputs(inputs).run();
     }
   }
+  // Rows of 1200 bytes, wider than cuda.slices takes, from 2 to 8 pieces: on the GPU, cuda.copy's
+  // items in the kernel parameters, from two of them to as many as the parameters hold.
+  for (uint32_t count = 2; count <= 8; ++count) {
+    SCOPED_TRACE(::testing::Message() << count << " pieces of 7 rows of 300 floats");
+    const std::vector<Shape> rows(count, Shape{7, 300});
+    JoinTester().axis(1).inputs(rows).run();
+    SplitTester().axis(1).outputs(rows).run();
+  }
 }
 
 // Up to 8 pieces that are each one contiguous run (a JOIN or SPLIT along the outermost axis: on
