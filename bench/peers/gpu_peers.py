@@ -342,8 +342,11 @@ def opendml_peer(env, case, inputs):
 
 def copy_size(nbytes):
     """The copy a case that moves nbytes is divided by: half of them, so that it reads and writes as
-    many, in whole 16-byte vectors."""
-    return max(16, nbytes // 2 // 16 * 16)
+    many, in whole 16-byte vectors, and from 1 MiB in whole 4 KiB pages: on an H100, torch's copy_ of
+    4 MiB and up took 2.3-3.0 us longer for any byte count that is not a multiple of 4096, 16 bytes
+    over one included (bench/NOTES.md, "The copy the NONZERO cases are divided by")."""
+    half = nbytes // 2
+    return half // 4096 * 4096 if half >= MIB else max(16, half // 16 * 16)
 
 
 def copy_peer(env, nbytes):

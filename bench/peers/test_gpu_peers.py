@@ -102,6 +102,19 @@ class SelectedTest(unittest.TestCase):
             self.assertEqual([place for place, _ in picked], [seeds[case.name] for _, case in picked])
 
 
+class CopySizeTest(unittest.TestCase):
+    def test_half_the_bytes_in_vectors_and_from_one_mib_in_whole_pages(self):
+        mib = gpu_peers.MIB
+        for nbytes, half in ((8, 16), (4096, 2048), (4097, 2048), (1 << 20, 512 << 10),
+                             (2 * mib - 32, mib - 16), (2 * mib + 96, mib), (8 * mib + 96, 4 * mib),
+                             (128 * mib + 7200, 64 * mib)):
+            self.assertEqual(gpu_peers.copy_size(nbytes), half, nbytes)
+        for nbytes in range(2 * mib, 2 * mib + 3 * 8192, 24):  # never more than half, never odd pages
+            size = gpu_peers.copy_size(nbytes)
+            self.assertEqual(size % 4096, 0)
+            self.assertTrue(nbytes // 2 - 4096 < size <= nbytes // 2)
+
+
 class Buffer:
     """Stands for a rotation's device buffer: records each read (max) in a shared log."""
 
