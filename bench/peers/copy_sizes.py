@@ -10,6 +10,10 @@ and they run after a NONZERO case's set-up. This times the copy peer, as gpu_pee
 2. inside the run_case of a NONZERO case and of the JOIN case of the same bytes, the other peers
    left out.
 
+On an H100 (2026-12-07) the byte count decided it: from 4 MiB, any count off whole 4 KiB pages took
+2.3-3.0 us longer, alone as in its case, so gpu_peers.copy_size now copies whole pages from 1 MiB
+and the cases' copies here are of whole pages too.
+
    python3 bench/peers/copy_sizes.py [--lib build/peers/opendml/src/libopendml.so] [--rounds 2] [--simulate]
 
 With --on-file, on any machine: the comparison that raised the question, from full runs' results
