@@ -375,8 +375,9 @@ def page(gpu, cpu, sources, plots):
             "- **call us** (GPU): one call on an idle GPU, host overhead included (what a lone call costs).",
             "- **MB moved**: the bytes a perfect kernel moves: inputs read once, outputs written once in opendml's "
             "format (NONZERO: the input, the count, and N uint32 coordinates per non-zero). **GB/s** is that "
-            "over the time; **of copy** is the time of a device-to-device copy of as many bytes (half read, half "
-            "written), measured in the same run, over opendml's time.",
+            "over the time; **of copy** is the time of a device-to-device copy (torch `copy_`) of as many bytes "
+            "(half read, half written; from 1 MiB in whole 4 KiB pages, which that copy takes 2-3 us faster than "
+            "other byte counts), measured in the same run, over opendml's time.",
             "- **peer us (x)**: the peer's time, and in brackets that time over opendml's: above 1 means "
             "opendml is faster. **wrong**: the peer's result differs from NumPy's (see 'Disagreements'); "
             "**views**: the peer returned views of its input and copied nothing; **error**: it could not run.",
