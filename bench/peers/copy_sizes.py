@@ -12,7 +12,9 @@ and they run after a NONZERO case's set-up. This times the copy peer, as gpu_pee
 
 On an H100 (2026-12-07) the byte count decided it: from 4 MiB, any count off whole 4 KiB pages took
 2.3-3.0 us longer, alone as in its case, so gpu_peers.copy_size now copies whole pages from 1 MiB
-and the cases' copies here are of whole pages too.
+and the cases' copies here are of whole pages too. Up to 64 MiB whole pages were as fast as round
+sizes; in the next full run 256 MiB + 4 KiB was still 3 us slower than 256 MiB, so the probe now
+tries 256 MiB as well.
 
    python3 bench/peers/copy_sizes.py [--lib build/peers/opendml/src/libopendml.so] [--rounds 2] [--simulate]
 
@@ -30,7 +32,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
 import gpu_peers  # noqa: E402
 
-MIB = 1 << 20
+MIB, PAGE = gpu_peers.MIB, gpu_peers.PAGE
+
+
+def copied_bytes(record):
+    """The bytes a results record's copy moved, as its run recorded them ("copy_ of N bytes"): runs
+    before whole pages copied other counts than copy_size gives now."""
+    return int(record["peers"]["copy"]["format"].split()[2])
 
 
 def on_file(paths):
@@ -48,7 +56,7 @@ def on_file(paths):
             if nonzero is None or copy.get(nonzero["name"]) is None or any(copy.get(n) is None for n in same):
                 continue
             mine, theirs = nonzero["peers"].get("opendml", {}).get("time_us"), min(copy[n] for n in same)
-            size, round_size = gpu_peers.copy_size(nonzero["bytes"]), gpu_peers.copy_size(rows[same[0]]["bytes"])
+            size, round_size = copied_bytes(nonzero), copied_bytes(rows[same[0]])
             line = (f"  2^{k}: copy of {size} B {copy[nonzero['name']]:8.2f} us; of {round_size} B in the JOIN and "
                     f"SPLIT cases {copy[same[0]]:8.2f} / {copy[same[1]]:8.2f} us; difference "
                     f"{copy[nonzero['name']] - theirs:+6.2f} us")
@@ -59,8 +67,7 @@ def on_file(paths):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--lib", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
-                                                      "build", "peers", "opendml", "src", "libopendml.so"))
+    parser.add_argument("--lib", default=os.path.join(gpu_peers.BUILD, "opendml", "src", "libopendml.so"))
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--simulate", action="store_true", help="on the CPU, to check the script")
     parser.add_argument("--on-file", nargs="+", metavar="RESULTS", help="compare full runs' results; no GPU")
@@ -71,21 +78,23 @@ def main():
     modules, missing = gpu_peers.import_frameworks({"jax": "not needed", "cupy": "not needed"})
     env = gpu_peers.make_env(args, modules, missing)
     print("the CPU (--simulate)" if args.simulate else modules["torch"].cuda.get_device_name(0), flush=True)
-    sizes = [base + d for base in (4 * MIB, 16 * MIB, 32 * MIB, 64 * MIB) for d in (0, 16, 48, 128, 512, 4096, -2912)]
+    sizes = [base + d for base in (4 * MIB, 16 * MIB, 32 * MIB, 64 * MIB, 256 * MIB)
+             for d in (0, 16, 48, 128, 512, PAGE, 16 * PAGE, 512 * PAGE, -2912)]
     f32 = "float32"
     cases = [common.nonzero_case("size", f32, 1 << 20, 2, 0.5), common.concat_case("join", "size", f32, 4 * MIB, 2),
              common.nonzero_case("size", f32, 1 << 24, 2, 0.5), common.concat_case("join", "size", f32, 64 * MIB, 2),
-             common.nonzero_case("density", f32, 1 << 24, 2, 0.0)]
-    seeds = {c.name: place + 1 for place, c in enumerate(gpu_peers.cases(False))}
+             common.nonzero_case("density", f32, 1 << 24, 2, 0.0), common.nonzero_case("size", f32, 1 << 26, 2, 0.5),
+             common.concat_case("join", "size", f32, 256 * MIB, 2)]
+    seeds = {c.name: gpu_peers.data_seed(place) for place, c in enumerate(gpu_peers.cases(False))}
     for r in range(1, args.rounds + 1):
         for n in sizes:
             peer = gpu_peers.copy_peer(env, n)
             m = gpu_peers.measure(env, peer, peer.touch)
-            print(f"round {r} alone: copy_ of {n:>10d} bytes (n % 4096 = {n % 4096:>4d}): {m['time_us']:8.2f} us",
+            print(f"round {r} alone: copy_ of {n:>10d} bytes (n % {PAGE} = {n % PAGE:>4d}): {m['time_us']:8.2f} us",
                   flush=True)
             del peer
             gpu_peers.release(env)
-        for case in cases:  # with the data of a full run (its seed: the case's place + 1), the copy alone
+        for case in cases:  # with the data of a full run (data_seed), the copy alone
             record = gpu_peers.run_case(env, case, seeds[case.name], 256 * MIB, peers={})
             half = gpu_peers.copy_size(record["bytes"])
             print(f"round {r} in its case: copy_ of {half:>10d} bytes in {case.name}: "

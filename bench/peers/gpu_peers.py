@@ -66,6 +66,8 @@ import opendml  # noqa: E402
 
 MIB = 1 << 20
 MAX_ROTATIONS = 512
+PAGE = 4096
+BUILD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "build", "peers")  # run.sh's builds
 
 
 def cases(quick):
@@ -343,10 +345,11 @@ def opendml_peer(env, case, inputs):
 def copy_size(nbytes):
     """The copy a case that moves nbytes is divided by: half of them, so that it reads and writes as
     many, in whole 16-byte vectors, and from 1 MiB in whole 4 KiB pages: on an H100, torch's copy_ of
-    4 MiB and up took 2.3-3.0 us longer for any byte count that is not a multiple of 4096, 16 bytes
-    over one included (bench/NOTES.md, "The copy the NONZERO cases are divided by")."""
+    4 MiB to 64 MiB took 2.3-3.0 us longer for any byte count that is not a multiple of 4096, 16
+    bytes over one included (bench/NOTES.md, "The copy question decided"; at 256 MiB + 4 KiB it was
+    still 3 us slower than 256 MiB, a granularity not yet probed)."""
     half = nbytes // 2
-    return half // 4096 * 4096 if half >= MIB else max(16, half // 16 * 16)
+    return half // PAGE * PAGE if half >= MIB else max(16, half // 16 * 16)
 
 
 def copy_peer(env, nbytes):
@@ -910,21 +913,24 @@ def dry_run(args, modules, missing, case_list):
     print(f"{len(case_list)} cases; peak device memory roughly {peak / 2**30:.1f} GiB")
 
 
+def data_seed(place):
+    """The seed of the data of the case at `place` in the whole list (run_case's seed)."""
+    return place + 1
+
+
 def selected(args):
     """[(place, case)] of the cases that --filter and --max-mib keep, each with its place in the
-    whole list, which seeds its data (run_case gets place + 1): a case run alone gets the same input
-    as in a full run."""
+    whole list, which seeds its data (data_seed): a case run alone gets the same input as in a full
+    run."""
     return [(seed, c) for seed, c in enumerate(cases(args.quick))
             if (not args.filter or any(f in c.name for f in args.filter)) and c.total_bytes <= args.max_mib * MIB]
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    here = os.path.dirname(os.path.abspath(__file__))
-    build = os.path.join(here, "..", "..", "build", "peers")
-    parser.add_argument("--lib", default=os.path.join(build, "opendml", "src", "libopendml.so"))
-    parser.add_argument("--cub", default=os.path.join(build, "libcub_nonzero.so"))
-    parser.add_argument("--out", default=os.environ.get("OUT") or build)
+    parser.add_argument("--lib", default=os.path.join(BUILD, "opendml", "src", "libopendml.so"))
+    parser.add_argument("--cub", default=os.path.join(BUILD, "libcub_nonzero.so"))
+    parser.add_argument("--out", default=os.environ.get("OUT") or BUILD)
     parser.add_argument("--quick", action="store_true", help="a few cases, to check the set-up")
     parser.add_argument("--filter", action="append", default=[],
                         help="only cases whose name contains this (given several times: any of them)")
@@ -980,7 +986,7 @@ def main():
             continue
         print(f"... {case.name}", flush=True)  # where it was, should the process die
         try:
-            record = run_case(env, case, seed + 1, args.check_mib * MIB)
+            record = run_case(env, case, data_seed(seed), args.check_mib * MIB)
         except Exception as e:  # the case's data could not be made: record it, go on
             record = common.case_record(case, 0)
             record["error"] = f"{type(e).__name__}: {e}"[:500]

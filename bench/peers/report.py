@@ -377,7 +377,7 @@ def page(gpu, cpu, sources, plots):
             "format (NONZERO: the input, the count, and N uint32 coordinates per non-zero). **GB/s** is that "
             "over the time; **of copy** is the time of a device-to-device copy (torch `copy_`) of as many bytes "
             "(half read, half written; from 1 MiB in whole 4 KiB pages, which that copy takes 2-3 us faster than "
-            "other byte counts), measured in the same run, over opendml's time.",
+            "other byte counts up to 64 MiB at least), measured in the same run, over opendml's time.",
             "- **peer us (x)**: the peer's time, and in brackets that time over opendml's: above 1 means "
             "opendml is faster. **wrong**: the peer's result differs from NumPy's (see 'Disagreements'); "
             "**views**: the peer returned views of its input and copied nothing; **error**: it could not run.",
