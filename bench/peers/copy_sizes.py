@@ -35,12 +35,6 @@ import gpu_peers  # noqa: E402
 MIB, PAGE = gpu_peers.MIB, gpu_peers.PAGE
 
 
-def copied_bytes(record):
-    """The bytes a results record's copy moved, as its run recorded them ("copy_ of N bytes"): runs
-    before whole pages copied other counts than copy_size gives now."""
-    return int(record["peers"]["copy"]["format"].split()[2])
-
-
 def on_file(paths):
     """For each results file: each NONZERO case's copy beside the JOIN and SPLIT cases' copy of the
     same byte count give or take 4 KiB, and NONZERO's "of copy" with either."""
@@ -56,7 +50,7 @@ def on_file(paths):
             if nonzero is None or copy.get(nonzero["name"]) is None or any(copy.get(n) is None for n in same):
                 continue
             mine, theirs = nonzero["peers"].get("opendml", {}).get("time_us"), min(copy[n] for n in same)
-            size, round_size = copied_bytes(nonzero), copied_bytes(rows[same[0]])
+            size, round_size = gpu_peers.copied_bytes(nonzero), gpu_peers.copied_bytes(rows[same[0]])
             line = (f"  2^{k}: copy of {size} B {copy[nonzero['name']]:8.2f} us; of {round_size} B in the JOIN and "
                     f"SPLIT cases {copy[same[0]]:8.2f} / {copy[same[1]]:8.2f} us; difference "
                     f"{copy[nonzero['name']] - theirs:+6.2f} us")

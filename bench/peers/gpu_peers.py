@@ -352,13 +352,22 @@ def copy_size(nbytes):
     return half // PAGE * PAGE if half >= MIB else max(16, half // 16 * 16)
 
 
+COPY_FORMAT = "copy_ of {} bytes"  # the copy peer's format: copied_bytes reads it back
+
+
+def copied_bytes(record):
+    """The bytes a results record's copy moved, as its run recorded them: runs before whole pages
+    copied other counts than copy_size gives now."""
+    return int(record["peers"]["copy"]["format"].split()[2])
+
+
 def copy_peer(env, nbytes):
     """torch copy_ of nbytes, the sources rotated like the inputs."""
     torch = env.torch
     count = rotations(env, nbytes)
     sources = [torch.empty(nbytes, dtype=torch.uint8, device=env.device) for _ in range(count)]
     target = torch.empty(nbytes, dtype=torch.uint8, device=env.device)
-    return Peer(lambda i: target.copy_(sources[i % count]), None, f"copy_ of {nbytes} bytes",
+    return Peer(lambda i: target.copy_(sources[i % count]), None, COPY_FORMAT.format(nbytes),
                 touch=lambda calls: touch_buffers(env, sources, calls))
 
 
@@ -922,7 +931,7 @@ def selected(args):
     """[(place, case)] of the cases that --filter and --max-mib keep, each with its place in the
     whole list, which seeds its data (data_seed): a case run alone gets the same input as in a full
     run."""
-    return [(seed, c) for seed, c in enumerate(cases(args.quick))
+    return [(place, c) for place, c in enumerate(cases(args.quick))
             if (not args.filter or any(f in c.name for f in args.filter)) and c.total_bytes <= args.max_mib * MIB]
 
 
@@ -980,13 +989,13 @@ def main():
 
     path = os.path.join(args.out, "gpu_peers.json")
     results["skipped"] = []
-    for seed, case in seeded:
+    for place, case in seeded:
         if time.perf_counter() - started > args.budget_s:
             results["skipped"].append(case.name)
             continue
         print(f"... {case.name}", flush=True)  # where it was, should the process die
         try:
-            record = run_case(env, case, data_seed(seed), args.check_mib * MIB)
+            record = run_case(env, case, data_seed(place), args.check_mib * MIB)
         except Exception as e:  # the case's data could not be made: record it, go on
             record = common.case_record(case, 0)
             record["error"] = f"{type(e).__name__}: {e}"[:500]

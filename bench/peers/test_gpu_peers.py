@@ -114,6 +114,11 @@ class CopySizeTest(unittest.TestCase):
             self.assertEqual(size % 4096, 0)
             self.assertTrue(nbytes // 2 - 4096 < size <= nbytes // 2)
 
+    def test_a_record_gives_back_the_bytes_its_copy_moved(self):
+        for nbytes in (16, 4096, (256 << 20) + 4096):
+            record = {"peers": {"copy": {"format": gpu_peers.COPY_FORMAT.format(nbytes), "time_us": 1.0}}}
+            self.assertEqual(gpu_peers.copied_bytes(record), nbytes)
+
 
 class Buffer:
     """Stands for a rotation's device buffer: records each read (max) in a shared log."""
