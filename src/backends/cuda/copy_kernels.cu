@@ -316,10 +316,22 @@ __global__ void __launch_bounds__(kThreads) inline_copy_kernel(const __grid_cons
 // 16 MiB (bench/NOTES.md, "cuda.copy: contiguous runs"). Room for kItems items (with_runs_room).
 template <uint32_t kItems>
 struct Runs {
+  static constexpr uint32_t kRoom = kItems;
   const std::byte* src[kItems];
   std::byte* dst[kItems];
   uint32_t first_block[kItems];  // UINT32_MAX past the last item
   uint32_t count[kItems];        // vectors
+};
+
+// Inline items that are each rows of one contiguous run of vectors, evenly stepped (a JOIN or
+// SPLIT along an inner axis of rows wider than cuda.slices takes: attention's Q, K and V), all of
+// one width: Runs, and each item's row length and row steps. Vector v of an item lies in row
+// v / length, at v % length (one FastDivmod a vector), so these take Runs' kernel rather than the
+// general one (bench/NOTES.md, "cuda.copy: rows of contiguous runs").
+template <uint32_t kItems>
+struct RowRuns : Runs<kItems> {
+  FastDivmod length[kItems];                    // vectors a row
+  uint32_t src_step[kItems], dst_step[kItems];  // vectors from one row to the next
 };
 
 // fn.template operator()<kItems>() for the room a launch of Runs has for `items` items.
@@ -328,23 +340,44 @@ auto with_runs_room(size_t items, Fn&& fn) {
   return with_capacity<kFewRuns, kSomeRuns, kInlineItems>(items, std::forward<Fn>(fn));
 }
 
-template <uint32_t kWidth, uint32_t kItems>
-__global__ void __launch_bounds__(kThreads) runs_copy_kernel(const __grid_constant__ Runs<kItems> runs) {
+// R: Runs or RowRuns.
+template <uint32_t kWidth, class R>
+__global__ void __launch_bounds__(kThreads) runs_copy_kernel(const __grid_constant__ R runs) {
   using V = Vec<kWidth>;
+  constexpr bool kRows = !std::is_same_v<R, Runs<R::kRoom>>;
   const std::byte* src = runs.src[0];
   std::byte* dst = runs.dst[0];
   uint32_t first = 0, count = runs.count[0];
+  [[maybe_unused]] FastDivmod length;
+  [[maybe_unused]] uint32_t src_step = 0, dst_step = 0;
+  if constexpr (kRows) {
+    length = runs.length[0];
+    src_step = runs.src_step[0];
+    dst_step = runs.dst_step[0];
+  }
 #pragma unroll
-  for (uint32_t j = 1; j < kItems; ++j) {
+  for (uint32_t j = 1; j < R::kRoom; ++j) {
     if (blockIdx.x >= runs.first_block[j]) {
       src = runs.src[j];
       dst = runs.dst[j];
       first = runs.first_block[j];
       count = runs.count[j];
+      if constexpr (kRows) {
+        length = runs.length[j];
+        src_step = runs.src_step[j];
+        dst_step = runs.dst_step[j];
+      }
     }
   }
   copy_each<kWidth, kRunsUnroll>((blockIdx.x - first) * (kThreads * kRunsUnroll) + threadIdx.x, count, [&](uint32_t v) {
-    return std::pair{reinterpret_cast<const V*>(src) + v, reinterpret_cast<V*>(dst) + v};
+    uint32_t s = v, d = v;
+    if constexpr (kRows) {
+      uint32_t row, at;
+      length.divmod(v, row, at);
+      s = row * src_step + at;
+      d = row * dst_step + at;
+    }
+    return std::pair{reinterpret_cast<const V*>(src) + s, reinterpret_cast<V*>(dst) + d};
   });
 }
 
@@ -586,10 +619,20 @@ class CudaCopyKernel final : public Kernel {
     if (groups_.size() == 1 && items_.size() <= kInlineItems) {
       // Runs: items of at most 2^31 vectors (split_items), so at most 2^26 blocks of a vector a thread.
       // Their blocks and lengths are set here, their addresses at execute.
+      const auto one_width = [&](const CopyItem& c) { return c.width == plan.items[0].width; };
+      const auto rows = [](const CopyItem& c) { return contiguous_run(c) || (c.rank == 2 && c.inner_contiguous()); };
       if (std::all_of(plan.items.begin(), plan.items.end(),
-                      [&](const CopyItem& c) { return contiguous_run(c) && c.width == plan.items[0].width; })) {
+                      [&](const CopyItem& c) { return one_width(c) && rows(c); })) {
         number_blocks(kThreads * kRunsUnroll);
         runs_ = true;
+        rows_ = !std::all_of(plan.items.begin(), plan.items.end(), contiguous_run);
+        // RowRuns: a contiguous run is one row.
+        for (DeviceItem& d : items_) {
+          if (!rows_ || d.rank == 2) continue;
+          d.rank = 2;
+          d.sizes[1] = FastDivmod(d.count);
+          d.src_strides[0] = d.dst_strides[0] = d.count;
+        }
         return;
       }
       small_ = blocks < device.multiprocessors();
@@ -622,14 +665,15 @@ class CudaCopyKernel final : public Kernel {
                             : uniform_ && uniform_->runs ? kUniformRunsUnroll
                             : small_                     ? kSmallUnroll
                                                          : kUnroll;
-    const std::string how = runs_             ? cat("contiguous runs in the parameters (room for ", room, ")")
-                            : inline_         ? cat("items in the parameters (up to ", kInlineItems, ")")
-                            : uniform_        ? cat("items of one shape, ",
-                                             uniform_->runs ? std::string("each a contiguous run")
-                                                                   : cat(uniform_->items_per_block, " a block"),
-                                                    " (addresses by arithmetic where they step evenly)")
-                            : block_per_item_ ? std::string("block b copies item b")
-                                              : std::string("a block -> item table");
+    const std::string how =
+        runs_     ? cat(rows_ ? "rows of " : "", "contiguous runs in the parameters (room for ", room, ")")
+        : inline_ ? cat("items in the parameters (up to ", kInlineItems, ")")
+        : uniform_
+            ? cat("items of one shape, ",
+                  uniform_->runs ? std::string("each a contiguous run") : cat(uniform_->items_per_block, " a block"),
+                  " (addresses by arithmetic where they step evenly)")
+        : block_per_item_ ? std::string("block b copies item b")
+                          : std::string("a block -> item table");
     return cat("cuda.copy tuning: ", kThreads, " threads, ", kUnroll, " vectors per thread (", kSmallUnroll,
                " where a copy would not give every SM a block; ", kRunsUnroll, " for up to ", kInlineItems,
                " contiguous runs, with room for ", kFewRuns, ", ", kSomeRuns, " or ", kInlineItems, "; ",
@@ -657,8 +701,7 @@ class CudaCopyKernel final : public Kernel {
     ODML_RETURN_IF_ERROR(guard.status());
     const auto stream = static_cast<cudaStream_t>(args.stream);
     if (runs_) {
-      const auto launch = [&]<uint32_t kItems>() {
-        Runs<kItems> runs{};
+      const auto launch = [&]<class R>(R runs) {
         std::fill(std::begin(runs.first_block), std::end(runs.first_block), UINT32_MAX);
         for (size_t i = 0; i < items_.size(); ++i) {
           const DeviceItem& d = items_[i];
@@ -666,12 +709,20 @@ class CudaCopyKernel final : public Kernel {
           runs.dst[i] = address(groups_[0].slots[d.dst], args) + d.dst_offset * d.width;
           runs.first_block[i] = d.first_block;
           runs.count[i] = d.count;
+          if constexpr (!std::is_same_v<R, Runs<R::kRoom>>) {
+            runs.length[i] = d.sizes[1];
+            runs.src_step[i] = d.src_strides[0];
+            runs.dst_step[i] = d.dst_strides[0];
+          }
         }
         return with_width(items_[0].width, [&]<uint32_t kWidth>() {
-          return launch_kernel(runs_copy_kernel<kWidth, kItems>, groups_[0].blocks, kThreads, stream, runs);
+          return launch_kernel(runs_copy_kernel<kWidth, R>, groups_[0].blocks, kThreads, stream, runs);
         });
       };
-      return check_launch(with_runs_room(items_.size(), launch), "cuda.copy", stream);
+      return check_launch(
+          with_runs_room(items_.size(),
+                         [&]<uint32_t kItems>() { return rows_ ? launch(RowRuns<kItems>{}) : launch(Runs<kItems>{}); }),
+          "cuda.copy", stream);
     }
     if (inline_) {
       // At most 2 * kInlineItems tensors: the small pointer table holds them.
@@ -708,6 +759,7 @@ class CudaCopyKernel final : public Kernel {
   bool block_per_item_ = false;            // block b copies item b: no block -> item table
   bool small_ = false;                     // inline items in chunks of kThreads * kSmallUnroll vectors
   bool runs_ = false;                      // the items are contiguous runs of one width (Runs)
+  bool rows_ = false;                      // ... or rows of them (RowRuns)
 };
 
 // ---- cuda.slices -------------------------------------------------------------------------------
