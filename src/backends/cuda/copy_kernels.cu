@@ -317,6 +317,7 @@ __global__ void __launch_bounds__(kThreads) inline_copy_kernel(const __grid_cons
 template <uint32_t kItems>
 struct Runs {
   static constexpr uint32_t kRoom = kItems;
+  static constexpr bool kRows = false;
   const std::byte* src[kItems];
   std::byte* dst[kItems];
   uint32_t first_block[kItems];  // UINT32_MAX past the last item
@@ -330,6 +331,7 @@ struct Runs {
 // general one (bench/NOTES.md, "cuda.copy: rows of contiguous runs").
 template <uint32_t kItems>
 struct RowRuns : Runs<kItems> {
+  static constexpr bool kRows = true;
   FastDivmod length[kItems];                    // vectors a row
   uint32_t src_step[kItems], dst_step[kItems];  // vectors from one row to the next
 };
@@ -344,7 +346,7 @@ auto with_runs_room(size_t items, Fn&& fn) {
 template <uint32_t kWidth, class R>
 __global__ void __launch_bounds__(kThreads) runs_copy_kernel(const __grid_constant__ R runs) {
   using V = Vec<kWidth>;
-  constexpr bool kRows = !std::is_same_v<R, Runs<R::kRoom>>;
+  constexpr bool kRows = R::kRows;
   const std::byte* src = runs.src[0];
   std::byte* dst = runs.dst[0];
   uint32_t first = 0, count = runs.count[0];
@@ -709,7 +711,7 @@ class CudaCopyKernel final : public Kernel {
           runs.dst[i] = address(groups_[0].slots[d.dst], args) + d.dst_offset * d.width;
           runs.first_block[i] = d.first_block;
           runs.count[i] = d.count;
-          if constexpr (!std::is_same_v<R, Runs<R::kRoom>>) {
+          if constexpr (R::kRows) {
             runs.length[i] = d.sizes[1];
             runs.src_step[i] = d.src_strides[0];
             runs.dst_step[i] = d.dst_strides[0];
