@@ -266,6 +266,29 @@ TEST(DeviceJoin, AndSplitRowsOfContiguousRunsOfEveryWidth) {
   SplitTester().axis(0).outputs({{3, 300}, {5, 300}, {2, 300}}).output_strides({{}, {310, 1}, {}}).run();
 }
 
+// Pieces of one shape whose rows are each one contiguous run (on the GPU, cuda.copy's rows of runs
+// of one shape: each thread moves a vector of every piece): 2 to 8 pieces, every vector width, row
+// and vector counts that end inside a block's 256 vectors and past it; then pieces that differ only
+// in their row count or their padding, which must not be taken for one shape.
+TEST(DeviceJoin, AndSplitRowsOfOneShape) {
+  for (uint32_t alignment : {1u, 2u, 4u, 8u, 16u}) {
+    for (size_t count : {2u, 3u, 4u, 7u, 8u}) {
+      for (Shape piece : {Shape{5, 528}, Shape{33, 4096}, Shape{1, 8208}}) {
+        SCOPED_TRACE(::testing::Message()
+                     << count << " pieces of " << piece[0] << " x " << piece[1] << ", alignment " << alignment);
+        const std::vector<Shape> pieces(count, piece);
+        JoinTester().type(DML_TENSOR_DATA_TYPE_UINT8).alignment(alignment).axis(1).inputs(pieces).run();
+        SplitTester().type(DML_TENSOR_DATA_TYPE_UINT8).alignment(alignment).axis(1).outputs(pieces).run();
+      }
+    }
+  }
+  JoinTester().type(DML_TENSOR_DATA_TYPE_FLOAT16).axis(1).inputs({{256, 4096}, {256, 4096}, {256, 4096}}).run();
+  SplitTester().type(DML_TENSOR_DATA_TYPE_FLOAT16).axis(1).outputs({{256, 4096}, {256, 4096}, {256, 4096}}).run();
+  JoinTester().axis(0).inputs({{3, 300}, {3, 300}}).input_strides({{304, 1}, {304, 1}}).run();
+  JoinTester().axis(0).inputs({{3, 300}, {3, 300}}).input_strides({{304, 1}, {308, 1}}).run();
+  SplitTester().axis(0).outputs({{3, 300}, {4, 300}}).output_strides({{304, 1}, {304, 1}}).run();
+}
+
 // Many pieces of one shape: the GPU works out each block's piece from its number (cuda.copy's
 // uniform items), several pieces a block, one block or several per piece, rows of one or many
 // elements; a piece of another layout (transposed) or size takes the general path.

@@ -342,6 +342,28 @@ auto with_runs_room(size_t items, Fn&& fn) {
   return with_capacity<kFewRuns, kSomeRuns, kInlineItems>(items, std::forward<Fn>(fn));
 }
 
+// RowRuns whose items share their row length, row steps and vector count (attention's Q, K and V):
+// thread t of the grid moves vector t of every item, so that it has an item's worth of loads in
+// flight where Runs' kernel has one, on 1/items of the blocks, and works out the vector's row once.
+// XLA's own concatenation kernel maps its threads the same way (bench/NOTES.md, "XLA's concatenate
+// kernel ahead in JAX's trace"). Items past the plan's have first_block UINT32_MAX.
+template <uint32_t kWidth, uint32_t kItems>
+__global__ void __launch_bounds__(kThreads) shared_rows_copy_kernel(const __grid_constant__ RowRuns<kItems> runs) {
+  using V = Vec<kWidth>;
+  const uint32_t v = blockIdx.x * kThreads + threadIdx.x;
+  if (v >= runs.count[0]) return;
+  uint32_t row, at;
+  runs.length[0].divmod(v, row, at);
+  const uint32_t s = row * runs.src_step[0] + at, d = row * runs.dst_step[0] + at;
+  V values[kItems];
+#pragma unroll
+  for (uint32_t j = 0; j < kItems; ++j)
+    if (runs.first_block[j] != UINT32_MAX) values[j] = __ldg(reinterpret_cast<const V*>(runs.src[j]) + s);
+#pragma unroll
+  for (uint32_t j = 0; j < kItems; ++j)
+    if (runs.first_block[j] != UINT32_MAX) reinterpret_cast<V*>(runs.dst[j])[d] = values[j];
+}
+
 // R: Runs or RowRuns.
 template <uint32_t kWidth, class R>
 __global__ void __launch_bounds__(kThreads) runs_copy_kernel(const __grid_constant__ R runs) {
@@ -635,6 +657,14 @@ class CudaCopyKernel final : public Kernel {
           d.sizes[1] = FastDivmod(d.count);
           d.src_strides[0] = d.dst_strides[0] = d.count;
         }
+        const auto same_rows = [&](const DeviceItem& d) {
+          const DeviceItem& first = items_[0];
+          return d.count == first.count && d.sizes[1].divisor == first.sizes[1].divisor &&
+                 d.src_strides[0] == first.src_strides[0] && d.dst_strides[0] == first.dst_strides[0];
+        };
+        shared_rows_ = rows_ && items_.size() > 1 && std::all_of(items_.begin(), items_.end(), same_rows);
+        if (shared_rows_)
+          groups_[0].blocks = static_cast<uint32_t>(ceil_div(uint64_t{items_[0].count}, uint64_t{kThreads}));
         return;
       }
       small_ = blocks < device.multiprocessors();
@@ -667,15 +697,15 @@ class CudaCopyKernel final : public Kernel {
                             : uniform_ && uniform_->runs ? kUniformRunsUnroll
                             : small_                     ? kSmallUnroll
                                                          : kUnroll;
-    const std::string how =
-        runs_     ? cat(rows_ ? "rows of " : "", "contiguous runs in the parameters (room for ", room, ")")
-        : inline_ ? cat("items in the parameters (up to ", kInlineItems, ")")
-        : uniform_
-            ? cat("items of one shape, ",
-                  uniform_->runs ? std::string("each a contiguous run") : cat(uniform_->items_per_block, " a block"),
-                  " (addresses by arithmetic where they step evenly)")
-        : block_per_item_ ? std::string("block b copies item b")
-                          : std::string("a block -> item table");
+    const std::string how = runs_ ? cat(rows_ ? "rows of " : "", "contiguous runs in the parameters (room for ", room,
+                                        ")", shared_rows_ ? ", all of one shape: a vector of each a thread" : "")
+                            : inline_         ? cat("items in the parameters (up to ", kInlineItems, ")")
+                            : uniform_        ? cat("items of one shape, ",
+                                             uniform_->runs ? std::string("each a contiguous run")
+                                                                   : cat(uniform_->items_per_block, " a block"),
+                                                    " (addresses by arithmetic where they step evenly)")
+                            : block_per_item_ ? std::string("block b copies item b")
+                                              : std::string("a block -> item table");
     return cat("cuda.copy tuning: ", kThreads, " threads, ", kUnroll, " vectors per thread (", kSmallUnroll,
                " where a copy would not give every SM a block; ", kRunsUnroll, " for up to ", kInlineItems,
                " contiguous runs, with room for ", kFewRuns, ", ", kSomeRuns, " or ", kInlineItems, "; ",
@@ -718,6 +748,13 @@ class CudaCopyKernel final : public Kernel {
           }
         }
         return with_width(items_[0].width, [&]<uint32_t kWidth>() {
+          if constexpr (R::kRows) {
+            if (shared_rows_) {
+              for (size_t i = 0; i < items_.size(); ++i) runs.first_block[i] = 0;  // every block has every item
+              return launch_kernel(shared_rows_copy_kernel<kWidth, R::kRoom>, groups_[0].blocks, kThreads, stream,
+                                   runs);
+            }
+          }
           return launch_kernel(runs_copy_kernel<kWidth, R>, groups_[0].blocks, kThreads, stream, runs);
         });
       };
@@ -762,6 +799,7 @@ class CudaCopyKernel final : public Kernel {
   bool small_ = false;                     // inline items in chunks of kThreads * kSmallUnroll vectors
   bool runs_ = false;                      // the items are contiguous runs of one width (Runs)
   bool rows_ = false;                      // ... or rows of them (RowRuns)
+  bool shared_rows_ = false;               // ... of one shape (shared_rows_copy_kernel)
 };
 
 // ---- cuda.slices -------------------------------------------------------------------------------
