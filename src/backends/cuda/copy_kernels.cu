@@ -347,8 +347,8 @@ auto with_runs_room(size_t items, Fn&& fn) {
 // flight where Runs' kernel has one, on 1/items of the blocks, and works out the vector's row once.
 // XLA's own concatenation kernel maps its threads the same way (bench/NOTES.md, "XLA's concatenate
 // kernel ahead in JAX's trace"); on an H100 the QKV JOIN and SPLIT took 0.1-0.3 us less with it than
-// with RowRuns' kernel (bench/NOTES.md, "Rows of one shape measured and kept"). Items past the plan's
-// have first_block UINT32_MAX.
+// with RowRuns' kernel (bench/NOTES.md, "Rows of one shape measured and kept"). Every block has every
+// item, so the plan's items have first_block 0, and those past them UINT32_MAX.
 template <uint32_t kWidth, uint32_t kItems>
 __global__ void __launch_bounds__(kThreads) shared_rows_copy_kernel(const __grid_constant__ RowRuns<kItems> runs) {
   using V = Vec<kWidth>;
@@ -665,8 +665,10 @@ class CudaCopyKernel final : public Kernel {
                  d.src_strides[0] == first.src_strides[0] && d.dst_strides[0] == first.dst_strides[0];
         };
         shared_rows_ = rows_ && items_.size() > 1 && std::all_of(items_.begin(), items_.end(), same_rows);
-        if (shared_rows_)
+        if (shared_rows_) {
+          for (DeviceItem& d : items_) d.first_block = 0;
           groups_[0].blocks = static_cast<uint32_t>(ceil_div(uint64_t{items_[0].count}, uint64_t{kThreads}));
+        }
         return;
       }
       small_ = blocks < device.multiprocessors();
@@ -751,11 +753,9 @@ class CudaCopyKernel final : public Kernel {
         }
         return with_width(items_[0].width, [&]<uint32_t kWidth>() {
           if constexpr (R::kRows) {
-            if (shared_rows_) {
-              for (size_t i = 0; i < items_.size(); ++i) runs.first_block[i] = 0;  // every block has every item
+            if (shared_rows_)
               return launch_kernel(shared_rows_copy_kernel<kWidth, R::kRoom>, groups_[0].blocks, kThreads, stream,
                                    runs);
-            }
           }
           return launch_kernel(runs_copy_kernel<kWidth, R>, groups_[0].blocks, kThreads, stream, runs);
         });
